@@ -1,0 +1,48 @@
+//! The `nabla` command line: the one place that decides how results and errors are printed.
+
+mod source;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "nabla", version, about = "Nabla: tensors, shapes and derivatives you can trust")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the syntax tree of a file, then its syntax errors.
+    Parse {
+        /// The `.nb` file to parse.
+        file: std::path::PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Parse { file } => parse(&file),
+    }
+}
+
+fn parse(path: &std::path::Path) -> ExitCode {
+    let text = match source::read(path) {
+        Ok(text) => text,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let parse = syntax::parse(&text);
+    print!("{}", parse.debug_dump());
+    let index = syntax::LineIndex::new(&text);
+    for error in parse.errors() {
+        let (line, col) = index.line_col_1based(error.range.start());
+        println!("error: {}:{line}:{col}: {}", path.display(), error.message);
+    }
+    if parse.errors().is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}

@@ -1,0 +1,37 @@
+//! Reading source files: size limit, UTF-8 validation, and messages that say where it failed.
+
+use std::path::Path;
+
+/// The largest source file any command accepts. Offsets in syntax trees are 32-bit, and no
+/// hand-written program comes near this.
+pub const MAX_SOURCE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Reads a source file as UTF-8 text, or says in one line why it cannot.
+pub fn read(path: &Path) -> Result<String, String> {
+    let metadata =
+        std::fs::metadata(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+    if metadata.is_dir() {
+        return Err(format!("{} is a directory, not a source file", path.display()));
+    }
+    if metadata.len() > MAX_SOURCE_BYTES {
+        return Err(format!(
+            "{} is {} bytes; source files are limited to {} bytes",
+            path.display(),
+            metadata.len(),
+            MAX_SOURCE_BYTES
+        ));
+    }
+    let bytes =
+        std::fs::read(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+    String::from_utf8(bytes).map_err(|err| {
+        let valid = &err.as_bytes()[..err.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let col = String::from_utf8_lossy(&valid[line_start..]).chars().count() + 1;
+        format!(
+            "{}:{line}:{col}: the file is not valid UTF-8 (byte 0x{:02x}); Nabla sources are UTF-8",
+            path.display(),
+            err.as_bytes()[valid.len()]
+        )
+    })
+}

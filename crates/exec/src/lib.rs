@@ -1,0 +1,4 @@
+//! Runs checked Nabla programs: values, `ndarray` + OpenBLAS tensors, the autodiff tape and the
+//! built-ins. It knows no source text beyond the spans it reports in errors.
+
+extern crate blas_src;

@@ -1,0 +1,1 @@
+//! hir: see architecture.md.

@@ -1,0 +1,1 @@
+//! ide: see architecture.md.

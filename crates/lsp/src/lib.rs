@@ -1,0 +1,1 @@
+//! lsp: see architecture.md.

@@ -1,0 +1,155 @@
+//! Nabla's syntax: text to tokens to a lossless rowan tree, and the typed AST over it.
+//!
+//! Parsing never fails: [`parse`] returns a tree that holds every byte of the input (so
+//! `parse(text).syntax_node().to_string() == text` for every input) and the errors beside it.
+//! This crate knows nothing of semantics, salsa, or editors; it is one file at a time.
+
+pub mod ast;
+mod generated;
+mod lexer;
+mod line_index;
+mod parser;
+mod parsing;
+
+use std::sync::Arc;
+
+pub use rowan::{TextRange, TextSize, WalkEvent};
+
+pub use crate::{
+    ast::AstNode,
+    generated::kinds::SyntaxKind,
+    lexer::{LexError, Lexed, Token, lex},
+    line_index::{LineCol, LineIndex},
+    parser::MAX_NESTING,
+};
+
+/// The rowan language tag of Nabla trees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum NablaLanguage {}
+
+impl rowan::Language for NablaLanguage {
+    type Kind = SyntaxKind;
+
+    fn kind_from_raw(raw: rowan::SyntaxKind) -> SyntaxKind {
+        SyntaxKind::from_raw(raw.0)
+    }
+
+    fn kind_to_raw(kind: SyntaxKind) -> rowan::SyntaxKind {
+        rowan::SyntaxKind(kind as u16)
+    }
+}
+
+impl From<SyntaxKind> for rowan::SyntaxKind {
+    fn from(kind: SyntaxKind) -> rowan::SyntaxKind {
+        rowan::SyntaxKind(kind as u16)
+    }
+}
+
+pub type SyntaxNode = rowan::SyntaxNode<NablaLanguage>;
+pub type SyntaxToken = rowan::SyntaxToken<NablaLanguage>;
+pub type SyntaxElement = rowan::SyntaxElement<NablaLanguage>;
+pub type SyntaxNodeChildren = rowan::SyntaxNodeChildren<NablaLanguage>;
+pub type SyntaxNodePtr = rowan::ast::SyntaxNodePtr<NablaLanguage>;
+pub use rowan::GreenNode;
+
+/// A syntax error: a message and the range it applies to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SyntaxError {
+    pub message: String,
+    /// An empty range where something is missing, else the offending token.
+    pub range: TextRange,
+    /// For "expected X" errors, the text that, inserted at `range`, fixes the error.
+    pub missing: Option<&'static str>,
+}
+
+/// The result of parsing a file: a green tree (cheap to clone and share between threads) and the
+/// syntax errors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parse {
+    green: GreenNode,
+    errors: Arc<[SyntaxError]>,
+}
+
+impl Parse {
+    pub fn green(&self) -> &GreenNode {
+        &self.green
+    }
+
+    pub fn syntax_node(&self) -> SyntaxNode {
+        SyntaxNode::new_root(self.green.clone())
+    }
+
+    pub fn tree(&self) -> ast::SourceFile {
+        match ast::SourceFile::cast(self.syntax_node()) {
+            Some(file) => file,
+            None => unreachable!("the root of every parse is a SOURCE_FILE"),
+        }
+    }
+
+    pub fn errors(&self) -> &[SyntaxError] {
+        &self.errors
+    }
+
+    /// The tree as rust-analyzer prints it: one element per line, two spaces of indentation per
+    /// level, nodes as `KIND@START..END` and tokens as `KIND@START..END "TEXT"` (TEXT as a JSON
+    /// string).
+    pub fn debug_dump(&self) -> String {
+        debug_dump(&self.syntax_node())
+    }
+}
+
+/// Parses one file.
+pub fn parse(text: &str) -> Parse {
+    let (green, errors) = parsing::parse_text(text);
+    Parse { green, errors: errors.into() }
+}
+
+/// See [`Parse::debug_dump`].
+pub fn debug_dump(node: &SyntaxNode) -> String {
+    let mut out = String::new();
+    let mut indent = 0usize;
+    for event in node.preorder_with_tokens() {
+        match event {
+            WalkEvent::Enter(element) => {
+                let range = element.text_range();
+                out.push_str(&"  ".repeat(indent));
+                out.push_str(&format!("{:?}@{:?}", element.kind(), range));
+                if let rowan::NodeOrToken::Token(token) = &element {
+                    out.push(' ');
+                    out.push_str(&json_string(token.text()));
+                }
+                out.push('\n');
+                if element.as_node().is_some() {
+                    indent += 1;
+                }
+            }
+            WalkEvent::Leave(element) => {
+                if element.as_node().is_some() {
+                    indent = indent.saturating_sub(1);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `text` as a JSON string literal.
+pub fn json_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for ch in text.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if u32::from(c) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\u{:04x}", u32::from(c)))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}

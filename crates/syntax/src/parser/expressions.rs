@@ -1,0 +1,301 @@
+//! Grammar rules for expressions: a Pratt loop over one binding-power table that mirrors the
+//! precedence table of `language.md` section 4, with prefix, postfix and atomic forms below it.
+
+use super::{
+    CompletedMarker, Parser, TokenSet,
+    items::{STMT_RECOVERY, TYPE_FIRST, ty},
+};
+use crate::{
+    SyntaxKind::{self, *},
+    T,
+};
+
+const LITERAL_FIRST: TokenSet =
+    TokenSet::new(&[INT_NUMBER, FLOAT_NUMBER, CHAR_LITERAL, STRING, T![true], T![false]]);
+
+const PREFIX_OPS: TokenSet =
+    TokenSet::new(&[T![-], T![+], T![!], T![~], T![&], T![*], T![@], T![++], T![--]]);
+
+pub(super) const EXPR_FIRST: TokenSet =
+    LITERAL_FIRST.union(PREFIX_OPS).union(TokenSet::new(&[IDENT, T!['('], T!['['], T![sizeof]]));
+
+/// Tokens at which a missing operand is reported without consuming anything.
+const EXPR_RECOVERY: TokenSet =
+    STMT_RECOVERY.union(TokenSet::new(&[T![')'], T![']'], T![,], T![:], T![?]]));
+
+/// Binding power of an infix operator and whether it is right-associative. Higher binds tighter.
+fn infix_binding_power(kind: SyntaxKind) -> Option<(u8, bool)> {
+    let bp = match kind {
+        T![=]
+        | T![+=]
+        | T![-=]
+        | T![*=]
+        | T![/=]
+        | T![%=]
+        | T![@=]
+        | T![<<=]
+        | T![>>=]
+        | T![&=]
+        | T![^=]
+        | T![|=] => return Some((1, true)),
+        T![?] => return Some((2, true)),
+        T![||] => 3,
+        T![&&] => 4,
+        T![|] => 5,
+        T![^] => 6,
+        T![&] => 7,
+        T![==] | T![!=] => 8,
+        T![<] | T![<=] | T![>] | T![>=] => 9,
+        T![<<] | T![>>] => 10,
+        T![+] | T![-] => 11,
+        T![*] | T![/] | T![%] => 12,
+        T![@] => 13,
+        _ => return None,
+    };
+    Some((bp, false))
+}
+
+pub(super) fn expr(p: &mut Parser<'_>) -> Option<CompletedMarker> {
+    expr_bp(p, 1)
+}
+
+fn expr_bp(p: &mut Parser<'_>, min_bp: u8) -> Option<CompletedMarker> {
+    if !p.enter() {
+        return None;
+    }
+    let result = expr_bp_inner(p, min_bp);
+    p.leave();
+    result
+}
+
+fn expr_bp_inner(p: &mut Parser<'_>, min_bp: u8) -> Option<CompletedMarker> {
+    let mut lhs = unary(p)?;
+    loop {
+        let op = p.current();
+        let Some((bp, right_assoc)) = infix_binding_power(op) else { break };
+        if bp < min_bp {
+            break;
+        }
+        let m = lhs.precede(p);
+        p.bump_any();
+        if op == T![?] {
+            // The middle operand is a full expression, as in C; the last binds like `?:` itself.
+            operand(p, 1);
+            // Without the `:` a missing else-operand is the same mistake: report it once.
+            if p.expect(T![:]) || p.at_ts(EXPR_FIRST) {
+                operand(p, bp);
+            }
+            lhs = m.complete(p, TERNARY_EXPR);
+            continue;
+        }
+        operand(p, if right_assoc { bp } else { bp + 1 });
+        lhs = m.complete(p, BIN_EXPR);
+    }
+    Some(lhs)
+}
+
+/// An operand that must be there: its absence is reported, and the enclosing node still closes.
+fn operand(p: &mut Parser<'_>, min_bp: u8) {
+    if p.at_ts(EXPR_FIRST) {
+        expr_bp(p, min_bp);
+    } else {
+        p.err_recover("expected an expression", EXPR_RECOVERY);
+    }
+}
+
+fn unary(p: &mut Parser<'_>) -> Option<CompletedMarker> {
+    let kind = p.current();
+    if PREFIX_OPS.contains(kind) {
+        let m = p.start();
+        p.bump_any();
+        if p.enter() {
+            match unary(p) {
+                Some(_) => {}
+                None => p.error("expected an operand"),
+            }
+            p.leave();
+        }
+        return Some(m.complete(p, PREFIX_EXPR));
+    }
+    if kind == T![sizeof] {
+        let m = p.start();
+        p.bump(T![sizeof]);
+        if p.at(T!['(']) && TYPE_FIRST.contains(p.nth(1)) {
+            let inner = p.start();
+            p.bump(T!['(']);
+            ty(p);
+            p.expect(T![')']);
+            inner.complete(p, SIZEOF_TYPE);
+        } else if p.at_ts(EXPR_FIRST) {
+            if p.enter() {
+                unary(p);
+                p.leave();
+            }
+        } else {
+            p.err_recover("expected an operand of `sizeof`", EXPR_RECOVERY);
+        }
+        return Some(m.complete(p, SIZEOF_EXPR));
+    }
+    if kind == T!['('] && TYPE_FIRST.contains(p.nth(1)) {
+        let m = p.start();
+        p.bump(T!['(']);
+        ty(p);
+        p.expect(T![')']);
+        if p.at_ts(EXPR_FIRST) {
+            if p.enter() {
+                unary(p);
+                p.leave();
+            }
+        } else {
+            p.err_recover("expected the expression to cast", EXPR_RECOVERY);
+        }
+        return Some(m.complete(p, CAST_EXPR));
+    }
+    let atom = atom(p)?;
+    Some(postfix(p, atom))
+}
+
+fn postfix(p: &mut Parser<'_>, mut lhs: CompletedMarker) -> CompletedMarker {
+    loop {
+        lhs = match p.current() {
+            T!['('] => {
+                let m = lhs.precede(p);
+                arg_list(p);
+                m.complete(p, CALL_EXPR)
+            }
+            T!['['] => {
+                let m = lhs.precede(p);
+                p.bump(T!['[']);
+                index_or_slice(p);
+                p.expect(T![']']);
+                m.complete(p, INDEX_EXPR)
+            }
+            T![++] | T![--] => {
+                let m = lhs.precede(p);
+                p.bump_any();
+                m.complete(p, POSTFIX_EXPR)
+            }
+            _ => return lhs,
+        };
+    }
+}
+
+/// The inside of `a[...]`: an index `i` or a slice `i:j`, `:j`, `i:`, `:`.
+fn index_or_slice(p: &mut Parser<'_>) {
+    if p.at(T![:]) {
+        let m = p.start();
+        p.bump(T![:]);
+        if p.at_ts(EXPR_FIRST) {
+            expr(p);
+        }
+        m.complete(p, SLICE);
+        return;
+    }
+    if !p.at_ts(EXPR_FIRST) {
+        p.err_recover("expected an index", EXPR_RECOVERY);
+        return;
+    }
+    let Some(start) = expr(p) else { return };
+    if p.at(T![:]) {
+        let m = start.precede(p);
+        p.bump(T![:]);
+        if p.at_ts(EXPR_FIRST) {
+            expr(p);
+        }
+        m.complete(p, SLICE);
+    }
+}
+
+fn arg_list(p: &mut Parser<'_>) {
+    let m = p.start();
+    delimited(p, T!['('], T![')'], EXPR_FIRST, "an argument", |p| {
+        expr(p);
+    });
+    m.complete(p, ARG_LIST);
+}
+
+fn atom(p: &mut Parser<'_>) -> Option<CompletedMarker> {
+    let kind = p.current();
+    if LITERAL_FIRST.contains(kind) {
+        let m = p.start();
+        p.bump_any();
+        return Some(m.complete(p, LITERAL));
+    }
+    let done = match kind {
+        IDENT => {
+            let m = p.start();
+            let name = p.start();
+            p.bump(IDENT);
+            name.complete(p, NAME_REF);
+            m.complete(p, PATH_EXPR)
+        }
+        T!['('] => {
+            let m = p.start();
+            p.bump(T!['(']);
+            if p.at_ts(EXPR_FIRST) {
+                expr(p);
+            } else {
+                p.err_recover("expected an expression", EXPR_RECOVERY);
+            }
+            p.expect(T![')']);
+            m.complete(p, PAREN_EXPR)
+        }
+        T!['['] => {
+            let m = p.start();
+            if p.enter() {
+                delimited(p, T!['['], T![']'], EXPR_FIRST, "a tensor element", |p| {
+                    expr(p);
+                });
+                p.leave();
+            }
+            m.complete(p, TENSOR_LIT)
+        }
+        _ => {
+            p.err_recover("expected an expression", EXPR_RECOVERY);
+            return None;
+        }
+    };
+    Some(done)
+}
+
+/// A bracketed, comma-separated list: `(a, b)`, `[1, 2]`, a parameter list. A missing comma
+/// between two elements is reported (with the comma as its fix) and the list goes on, so
+/// `[1 2]` still parses as two elements.
+pub(super) fn delimited(
+    p: &mut Parser<'_>,
+    open: SyntaxKind,
+    close: SyntaxKind,
+    first: TokenSet,
+    what: &str,
+    mut element: impl FnMut(&mut Parser<'_>),
+) {
+    p.bump(open);
+    while !p.at(close) && !p.at_end() {
+        if p.at(T![,]) {
+            p.error(format!("expected {what} before `,`"));
+            p.bump(T![,]);
+            continue;
+        }
+        if !p.at_ts(first) {
+            let recovery = EXPR_RECOVERY.union(TokenSet::new(&[close]));
+            if p.at_ts(recovery) {
+                p.error(format!("expected {what}"));
+                break;
+            }
+            p.err_and_bump(format!("expected {what}"));
+            continue;
+        }
+        element(p);
+        if p.at(close) {
+            break;
+        }
+        if !p.eat(T![,]) {
+            if p.at_ts(first) {
+                p.expect(T![,]);
+                continue;
+            }
+            break;
+        }
+    }
+    p.expect(close);
+}

@@ -1,0 +1,353 @@
+//! Grammar rules for the file, items (functions, tests, imports), statements and types.
+
+use super::{
+    Parser, TokenSet,
+    expressions::{EXPR_FIRST, delimited, expr},
+};
+use crate::{
+    SyntaxKind::{self, *},
+    T,
+};
+
+pub(super) const TYPE_FIRST: TokenSet =
+    TokenSet::new(&[T![int], T![float], T![char], T![bool], T![Bool], T![void], T![Tensor]]);
+
+const DECL_FIRST: TokenSet = TYPE_FIRST.union(TokenSet::new(&[T![var], T![cns]]));
+
+/// Tokens that begin a statement or item: an expression that meets one stops before it.
+pub(super) const STMT_RECOVERY: TokenSet = DECL_FIRST.union(TokenSet::new(&[
+    T![;],
+    T!['{'],
+    T!['}'],
+    T![if],
+    T![elif],
+    T![else],
+    T![loop],
+    T![break],
+    T![continue],
+    T![return],
+    T![function],
+    T![test],
+    T![import],
+]));
+
+pub(super) fn source_file(p: &mut Parser<'_>) {
+    let m = p.start();
+    while !p.at_end() {
+        if p.at(T!['}']) {
+            p.err_and_bump("unmatched `}`");
+            continue;
+        }
+        item(p, true);
+    }
+    m.complete(p, SOURCE_FILE);
+}
+
+fn item(p: &mut Parser<'_>, top_level: bool) {
+    let kind = p.current();
+    if !top_level && matches!(kind, T![function] | T![test] | T![import]) {
+        let what = kind.text().unwrap_or("item");
+        p.error(format!("`{what}` is only allowed at the top level of a file"));
+    }
+    match kind {
+        T![function] => fn_def(p),
+        T![test] => test_def(p),
+        T![import] => import(p),
+        _ => stmt(p),
+    }
+}
+
+fn fn_def(p: &mut Parser<'_>) {
+    let m = p.start();
+    p.bump(T![function]);
+    if p.at_ts(TYPE_FIRST) {
+        let ret = p.start();
+        ty(p);
+        ret.complete(p, RET_TYPE);
+    } else {
+        p.error("expected the return type, such as `float` or `void`");
+    }
+    name(p, "expected the function's name");
+    if p.at(T!['(']) {
+        param_list(p);
+    } else {
+        p.expect(T!['(']);
+    }
+    body_block(p, "a function");
+    m.complete(p, FN_DEF);
+}
+
+fn param_list(p: &mut Parser<'_>) {
+    let m = p.start();
+    delimited(p, T!['('], T![')'], DECL_FIRST.union(TokenSet::new(&[IDENT])), "a parameter", param);
+    m.complete(p, PARAM_LIST);
+}
+
+fn param(p: &mut Parser<'_>) {
+    let m = p.start();
+    qualifier(p);
+    if p.at_ts(TYPE_FIRST) {
+        ty(p);
+    } else {
+        p.error("expected the parameter's type");
+    }
+    name(p, "expected the parameter's name");
+    dims(p);
+    m.complete(p, PARAM);
+}
+
+fn test_def(p: &mut Parser<'_>) {
+    let m = p.start();
+    p.bump(T![test]);
+    if !p.eat(STRING) {
+        p.error("expected the test's name as a string, as in `test \"adds\" { ... }`");
+    }
+    body_block(p, "a test");
+    m.complete(p, TEST_DEF);
+}
+
+fn import(p: &mut Parser<'_>) {
+    let m = p.start();
+    p.bump(T![import]);
+    if !p.eat(STRING) {
+        let message = "expected the imported file's path as a string, as in `import \"lib.nb\";`";
+        if p.at(T![;]) { p.error(message) } else { p.err_and_bump(message) }
+    }
+    p.expect(T![;]);
+    m.complete(p, IMPORT);
+}
+
+/// A block that a construct requires: braces are mandatory in Nabla.
+fn body_block(p: &mut Parser<'_>, owner: &str) {
+    if p.at(T!['{']) {
+        block(p);
+    } else {
+        p.error(format!("expected `{{`: the body of {owner} is a block in braces"));
+    }
+}
+
+pub(super) fn block(p: &mut Parser<'_>) {
+    let m = p.start();
+    p.bump(T!['{']);
+    if p.enter() {
+        while !p.at(T!['}']) && !p.at_end() {
+            item(p, false);
+        }
+        p.leave();
+    }
+    p.expect(T!['}']);
+    m.complete(p, BLOCK);
+}
+
+fn stmt(p: &mut Parser<'_>) {
+    match p.current() {
+        T!['{'] => block(p),
+        T![if] => if_stmt(p),
+        T![loop] => loop_stmt(p),
+        T![break] => keyword_stmt(p, T![break], BREAK_STMT),
+        T![continue] => keyword_stmt(p, T![continue], CONTINUE_STMT),
+        T![return] => return_stmt(p),
+        T![elif] | T![else] => {
+            let what = p.current().text().unwrap_or("else");
+            p.err_and_bump(format!("`{what}` without a matching `if`"));
+        }
+        kind if DECL_FIRST.contains(kind) => var_decl(p, true),
+        T![;] => {
+            let m = p.start();
+            p.bump(T![;]);
+            m.complete(p, EXPR_STMT);
+        }
+        kind if EXPR_FIRST.contains(kind) => {
+            let m = p.start();
+            expr(p);
+            p.expect(T![;]);
+            m.complete(p, EXPR_STMT);
+        }
+        _ => p.err_and_bump("expected a statement"),
+    }
+}
+
+fn keyword_stmt(p: &mut Parser<'_>, keyword: SyntaxKind, kind: SyntaxKind) {
+    let m = p.start();
+    p.bump(keyword);
+    p.expect(T![;]);
+    m.complete(p, kind);
+}
+
+fn return_stmt(p: &mut Parser<'_>) {
+    let m = p.start();
+    p.bump(T![return]);
+    if p.at_ts(EXPR_FIRST) {
+        expr(p);
+    }
+    p.expect(T![;]);
+    m.complete(p, RETURN_STMT);
+}
+
+fn if_stmt(p: &mut Parser<'_>) {
+    let m = p.start();
+    p.bump(T![if]);
+    condition(p);
+    body_block(p, "an `if`");
+    loop {
+        if p.at(T![elif]) {
+            let branch = p.start();
+            p.bump(T![elif]);
+            condition(p);
+            body_block(p, "an `elif`");
+            branch.complete(p, ELIF_BRANCH);
+        } else if p.at(T![else]) && p.nth_at(1, T![if]) {
+            // A C habit; parsed as the `elif` it means so the rest of the chain still parses.
+            let branch = p.start();
+            p.bump(T![else]);
+            p.error("Nabla writes `elif`, not `else if`");
+            p.bump(T![if]);
+            condition(p);
+            body_block(p, "an `elif`");
+            branch.complete(p, ELIF_BRANCH);
+        } else {
+            break;
+        }
+    }
+    if p.at(T![else]) {
+        let branch = p.start();
+        p.bump(T![else]);
+        body_block(p, "an `else`");
+        branch.complete(p, ELSE_BRANCH);
+    }
+    m.complete(p, IF_STMT);
+}
+
+fn condition(p: &mut Parser<'_>) {
+    let m = p.start();
+    p.expect(T!['(']);
+    if p.at_ts(EXPR_FIRST) {
+        expr(p);
+    } else {
+        p.err_recover("expected a condition", STMT_RECOVERY.union(TokenSet::new(&[T![')']])));
+    }
+    p.expect(T![')']);
+    m.complete(p, CONDITION);
+}
+
+fn loop_stmt(p: &mut Parser<'_>) {
+    let m = p.start();
+    p.bump(T![loop]);
+    p.expect(T!['(']);
+    if p.at_ts(DECL_FIRST) {
+        let init = p.start();
+        var_decl(p, false);
+        init.complete(p, LOOP_INIT);
+    } else if p.at_ts(EXPR_FIRST) {
+        let init = p.start();
+        expr(p);
+        init.complete(p, LOOP_INIT);
+    }
+    p.expect(T![;]);
+    if p.at_ts(EXPR_FIRST) {
+        let cond = p.start();
+        expr(p);
+        cond.complete(p, LOOP_COND);
+    }
+    p.expect(T![;]);
+    if p.at_ts(EXPR_FIRST) {
+        let step = p.start();
+        expr(p);
+        step.complete(p, LOOP_STEP);
+    }
+    p.expect(T![')']);
+    body_block(p, "a `loop`");
+    m.complete(p, LOOP_STMT);
+}
+
+/// `var Tensor w[3][1] = randn([3, 1]), v;` In a loop header the `;` belongs to the loop.
+fn var_decl(p: &mut Parser<'_>, with_semicolon: bool) {
+    let m = p.start();
+    qualifier(p);
+    if p.at_ts(TYPE_FIRST) {
+        ty(p);
+    } else {
+        p.error("expected a type after the qualifier, such as `float` or `Tensor`");
+    }
+    declarator(p);
+    while p.eat(T![,]) {
+        declarator(p);
+    }
+    if with_semicolon {
+        p.expect(T![;]);
+    }
+    m.complete(p, VAR_DECL);
+}
+
+fn declarator(p: &mut Parser<'_>) {
+    let m = p.start();
+    name(p, "expected a variable name");
+    dims(p);
+    if p.eat(T![=]) {
+        let init = p.start();
+        if p.at_ts(EXPR_FIRST) {
+            expr(p);
+        } else {
+            p.err_recover("expected an initializer", STMT_RECOVERY);
+        }
+        init.complete(p, INITIALIZER);
+    }
+    m.complete(p, DECLARATOR);
+}
+
+fn qualifier(p: &mut Parser<'_>) {
+    if p.at(T![var]) || p.at(T![cns]) {
+        let m = p.start();
+        p.bump_any();
+        m.complete(p, QUALIFIER);
+    }
+}
+
+/// A type: `float`, `Tensor`, `Tensor[n][3]`. The caller checks that one starts here.
+pub(super) fn ty(p: &mut Parser<'_>) {
+    let m = p.start();
+    if p.eat(T![Tensor]) {
+        dims(p);
+        m.complete(p, TENSOR_TYPE);
+    } else {
+        p.bump_any();
+        m.complete(p, PRIM_TYPE);
+    }
+}
+
+fn dims(p: &mut Parser<'_>) {
+    while p.at(T!['[']) {
+        let m = p.start();
+        p.bump(T!['[']);
+        if !p.at(T![']']) {
+            if p.at_ts(EXPR_FIRST) {
+                expr(p);
+            } else {
+                p.err_recover(
+                    "expected a dimension",
+                    STMT_RECOVERY.union(TokenSet::new(&[T![']']])),
+                );
+            }
+        }
+        p.expect(T![']']);
+        m.complete(p, DIM);
+    }
+}
+
+fn name(p: &mut Parser<'_>, message: &str) {
+    if p.at(IDENT) {
+        let m = p.start();
+        p.bump(IDENT);
+        m.complete(p, NAME);
+    } else if p.current().is_keyword()
+        && matches!(p.nth(1), T![=] | T![;] | T![,] | T!['['] | T!['('] | T![')'])
+    {
+        let keyword = p.current().text().unwrap_or("keyword");
+        p.err_and_bump(format!("`{keyword}` is a keyword and cannot be used as a name"));
+    } else {
+        p.err_recover(
+            message,
+            STMT_RECOVERY.union(TokenSet::new(&[T!['('], T![')'], T![=], T![,], T!['[']])),
+        );
+    }
+}

@@ -1,0 +1,85 @@
+//! Project automation, run as `cargo xtask <command>`:
+//!
+//! - `demo`: the main demo.
+//! - `codegen [--check]`: regenerate the syntax kinds and typed AST from `nabla.ungram`.
+//! - `test`: every check CI runs, after installing the system libraries that are missing.
+//! - `bench`: the benchmarks, written to `docs/performance.md`.
+
+mod bench;
+mod codegen;
+mod system;
+#[cfg(test)]
+mod tidy;
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, ExitCode},
+};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let root = project_root();
+    let result = match args.first().map(String::as_str) {
+        Some("codegen") => {
+            let mode = if args.iter().any(|arg| arg == "--check") {
+                codegen::Mode::Check
+            } else {
+                codegen::Mode::Write
+            };
+            codegen::run(&root, mode)
+        }
+        Some("test") => run_tests(&root),
+        Some("bench") => bench::run(&root, &args[1..]),
+        Some("demo") => demo(&root),
+        Some("install-deps") => system::ensure_libraries(),
+        _ => Err(USAGE.to_owned()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+const USAGE: &str =
+    "usage: cargo xtask <demo | test | codegen [--check] | bench [NAME...] | install-deps>";
+
+fn project_root() -> PathBuf {
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".to_owned());
+    Path::new(&manifest).parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// The main demo: for now, the syntax tree of the specification's Figure 1 program.
+fn demo(root: &Path) -> Result<(), String> {
+    system::ensure_libraries()?;
+    cargo(root, &["run", "--quiet", "--release", "-p", "cli", "--", "parse", "examples/figure1.nb"])
+}
+
+/// Everything CI checks, in order of how fast each step fails.
+fn run_tests(root: &Path) -> Result<(), String> {
+    system::ensure_libraries()?;
+    step("codegen is fresh", || codegen::run(root, codegen::Mode::Check))?;
+    step("cargo fmt --check", || cargo(root, &["fmt", "--all", "--check"]))?;
+    step("cargo clippy", || {
+        cargo(root, &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])
+    })?;
+    step("cargo test", || cargo(root, &["test", "--workspace"]))?;
+    Ok(())
+}
+
+fn step(name: &str, run: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
+    eprintln!("==> {name}");
+    run().map_err(|err| format!("{name}: {err}"))
+}
+
+fn cargo(root: &Path, args: &[&str]) -> Result<(), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    run(Command::new(cargo).args(args).current_dir(root))
+}
+
+fn run(command: &mut Command) -> Result<(), String> {
+    let status = command.status().map_err(|err| format!("cannot start {command:?}: {err}"))?;
+    if status.success() { Ok(()) } else { Err(format!("{command:?} failed with {status}")) }
+}

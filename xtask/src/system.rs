@@ -1,0 +1,56 @@
+//! Installs the system libraries the build links against (OpenBLAS with LAPACK and LAPACKE) when
+//! they are missing, through `apt-get`, so a fresh Debian machine with only Rust can build.
+
+use std::process::Command;
+
+/// Debian packages the workspace links against.
+const PACKAGES: &[&str] = &["libopenblas-dev", "liblapacke-dev", "pkg-config"];
+
+/// Shared objects whose presence shows the packages are installed.
+const LIBRARIES: &[&str] = &["libopenblas.so", "liblapacke.so"];
+
+pub fn ensure_libraries() -> Result<(), String> {
+    let missing: Vec<&str> =
+        LIBRARIES.iter().copied().filter(|lib| !library_present(lib)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    eprintln!("==> installing {} (missing: {})", PACKAGES.join(" "), missing.join(", "));
+    let sudo = !is_root() && which("sudo");
+    let apt = |args: &[&str]| -> Result<(), String> {
+        let mut command = if sudo { Command::new("sudo") } else { Command::new("apt-get") };
+        if sudo {
+            command.arg("apt-get");
+        }
+        command.args(args).env("DEBIAN_FRONTEND", "noninteractive");
+        super::run(&mut command)
+    };
+    apt(&["update", "-qq"])?;
+    let mut install = vec!["install", "-y", "-qq"];
+    install.extend(PACKAGES);
+    apt(&install)
+}
+
+fn library_present(name: &str) -> bool {
+    Command::new("ldconfig")
+        .arg("-p")
+        .output()
+        .map(|output| String::from_utf8_lossy(&output.stdout).contains(&format!("{name} ")))
+        .unwrap_or(false)
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|output| String::from_utf8_lossy(&output.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+fn which(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .map(|output| output.status.success())
+        .unwrap_or(false)
+}
