@@ -6,6 +6,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// Syntax trees and tensors make many small allocations; mimalloc frees them far faster than the
+/// system allocator (measured on the parser benchmark).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(name = "nabla", version, about = "Nabla: tensors, shapes and derivatives you can trust")]
 struct Cli {

@@ -3,6 +3,10 @@
 
 use std::time::Instant;
 
+/// The allocator of the `nabla` binary, so the figure is what users get.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A program that uses every construct, repeated with fresh names until it reaches `bytes`.
 fn generate(bytes: usize) -> String {
     let mut text = String::with_capacity(bytes + 4096);

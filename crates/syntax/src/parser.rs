@@ -39,7 +39,9 @@ pub(crate) enum Event {
     Token {
         kind: SyntaxKind,
     },
-    Error(ParseError),
+    /// Reports the error at this index of the parser's error list. Errors live out of line so
+    /// that an event stays a few bytes: a large file makes millions of events.
+    Error(u32),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,17 +56,31 @@ pub(crate) struct Parser<'t> {
     tokens: &'t [SyntaxKind],
     pos: usize,
     events: Vec<Event>,
+    errors: Vec<ParseError>,
     fuel: u32,
     depth: u32,
 }
 
 impl<'t> Parser<'t> {
     pub(crate) fn new(tokens: &'t [SyntaxKind]) -> Parser<'t> {
-        Parser { tokens, pos: 0, events: Vec::new(), fuel: FUEL, depth: 0 }
+        Parser {
+            tokens,
+            pos: 0,
+            events: Vec::with_capacity(tokens.len() * 3),
+            errors: Vec::new(),
+            fuel: FUEL,
+            depth: 0,
+        }
     }
 
-    pub(crate) fn finish(self) -> Vec<Event> {
-        self.events
+    pub(crate) fn finish(self) -> (Vec<Event>, Vec<ParseError>) {
+        (self.events, self.errors)
+    }
+
+    fn push_error(&mut self, error: ParseError) {
+        let index = u32::try_from(self.errors.len()).unwrap_or(u32::MAX);
+        self.errors.push(error);
+        self.events.push(Event::Error(index));
     }
 
     /// The kind of the significant token `n` ahead. Reads as `EOF` once fuel runs out, so every
@@ -135,16 +151,13 @@ impl<'t> Parser<'t> {
             return true;
         }
         let text = kind.text().unwrap_or("token");
-        self.events.push(Event::Error(ParseError {
-            message: format!("expected `{text}`"),
-            missing: Some(text),
-        }));
+        self.push_error(ParseError { message: format!("expected `{text}`"), missing: Some(text) });
         false
     }
 
     /// Reports an error at the current position without consuming anything.
     pub(crate) fn error(&mut self, message: impl Into<String>) {
-        self.events.push(Event::Error(ParseError { message: message.into(), missing: None }));
+        self.push_error(ParseError { message: message.into(), missing: None });
     }
 
     /// Reports an error and wraps the current token in an `ERROR` node, unless the token belongs
@@ -238,7 +251,7 @@ impl CompletedMarker {
 }
 
 /// Parses a whole file.
-pub(crate) fn parse_source_file(tokens: &[SyntaxKind]) -> Vec<Event> {
+pub(crate) fn parse_source_file(tokens: &[SyntaxKind]) -> (Vec<Event>, Vec<ParseError>) {
     let mut p = Parser::new(tokens);
     items::source_file(&mut p);
     p.finish()

@@ -9,15 +9,15 @@ use rowan::{GreenNode, GreenNodeBuilder, TextRange, TextSize};
 use crate::{
     SyntaxError, SyntaxKind,
     lexer::{Lexed, lex},
-    parser::{Event, parse_source_file},
+    parser::{Event, ParseError, parse_source_file},
 };
 
 pub(crate) fn parse_text(text: &str) -> (GreenNode, Vec<SyntaxError>) {
     let lexed = lex(text);
     let significant: Vec<SyntaxKind> =
         lexed.tokens.iter().map(|t| t.kind).filter(|&k| !invisible_to_parser(k)).collect();
-    let events = parse_source_file(&significant);
-    build_tree(text, &lexed, events)
+    let (events, errors) = parse_source_file(&significant);
+    build_tree(text, &lexed, events, errors)
 }
 
 /// Trivia, and the `ERROR` tokens of stray characters: the lexer has reported those already, so
@@ -77,7 +77,12 @@ fn range(start: usize, end: usize) -> TextRange {
     TextRange::new(to_size(start), to_size(end.max(start)))
 }
 
-fn build_tree(text: &str, lexed: &Lexed, mut events: Vec<Event>) -> (GreenNode, Vec<SyntaxError>) {
+fn build_tree(
+    text: &str,
+    lexed: &Lexed,
+    mut events: Vec<Event>,
+    parse_errors: Vec<ParseError>,
+) -> (GreenNode, Vec<SyntaxError>) {
     let mut sink = TreeSink {
         text,
         lexed,
@@ -134,13 +139,14 @@ fn build_tree(text: &str, lexed: &Lexed, mut events: Vec<Event>) -> (GreenNode, 
                 sink.add_trivia();
                 sink.add_token();
             }
-            Event::Error(error) => {
+            Event::Error(index) => {
+                let Some(error) = parse_errors.get(index as usize) else { continue };
                 let range = match error.missing {
                     Some(_) => range(sink.last_significant_end, sink.last_significant_end),
                     None => sink.next_significant_range(),
                 };
                 sink.errors.push(SyntaxError {
-                    message: error.message,
+                    message: error.message.clone(),
                     range,
                     missing: error.missing,
                 });
