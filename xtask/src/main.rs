@@ -66,7 +66,15 @@ fn run_tests(root: &Path) -> Result<(), String> {
         cargo(root, &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])
     })?;
     step("cargo test", || cargo(root, &["test", "--workspace"]))?;
+    step("VS Code extension: npm ci && npm test", || vscode_tests(root))?;
     Ok(())
+}
+
+fn vscode_tests(root: &Path) -> Result<(), String> {
+    system::ensure_node()?;
+    let dir = root.join("editors/vscode");
+    run(Command::new("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(&dir))?;
+    run(Command::new("npm").arg("test").current_dir(&dir))
 }
 
 fn step(name: &str, run: impl FnOnce() -> Result<(), String>) -> Result<(), String> {

@@ -1,5 +1,5 @@
-//! Installs the system libraries the build links against (OpenBLAS with LAPACK and LAPACKE) when
-//! they are missing, through `apt-get`, so a fresh Debian machine with only Rust can build.
+//! Installs what the build and the checks need when it is missing, through `apt-get`, so a fresh
+//! Debian machine with only Rust can run them: OpenBLAS with LAPACK and LAPACKE, and Node.js.
 
 use std::process::Command;
 
@@ -16,6 +16,19 @@ pub fn ensure_libraries() -> Result<(), String> {
         return Ok(());
     }
     eprintln!("==> installing {} (missing: {})", PACKAGES.join(" "), missing.join(", "));
+    apt_install(PACKAGES)
+}
+
+/// Node.js and npm, for the VS Code extension's checks.
+pub fn ensure_node() -> Result<(), String> {
+    if which("npm") && which("node") {
+        return Ok(());
+    }
+    eprintln!("==> installing nodejs npm (missing)");
+    apt_install(&["nodejs", "npm"])
+}
+
+fn apt_install(packages: &[&str]) -> Result<(), String> {
     let sudo = !is_root() && which("sudo");
     let apt = |args: &[&str]| -> Result<(), String> {
         let mut command = if sudo { Command::new("sudo") } else { Command::new("apt-get") };
@@ -27,7 +40,7 @@ pub fn ensure_libraries() -> Result<(), String> {
     };
     apt(&["update", "-qq"])?;
     let mut install = vec!["install", "-y", "-qq"];
-    install.extend(PACKAGES);
+    install.extend(packages);
     apt(&install)
 }
 

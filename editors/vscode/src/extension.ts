@@ -1,0 +1,232 @@
+/**
+ * The Nabla extension: starts the language server (`nabla lsp`) through `vscode-languageclient`
+ * and runs files and tests in a terminal.
+ *
+ * Highlighting, the language configuration and snippets are declarative (see `package.json`);
+ * everything that needs thought without VS Code lives in the pure modules beside this one.
+ */
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { LanguageClient, type LanguageClientOptions, RevealOutputChannelOn, type ServerOptions } from "vscode-languageclient/node";
+import { COMMANDS } from "./commands";
+import { commandLine, runFileArguments, runTestsArguments, shellKind } from "./commandLine";
+import { initializationOptions, serverArguments } from "./launch";
+import { nodeEnvironment, resolveServerPath, type ServerPathResolution } from "./serverPath";
+import { RESTART_SETTINGS, SETTINGS_SECTION, readSettings, type NablaSettings } from "./settings";
+
+const LANGUAGE_ID = "nabla";
+const CLIENT_ID = "nabla";
+const CLIENT_NAME = "Nabla Language Server";
+const TERMINAL_NAME = "Nabla";
+
+let server: NablaServer | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const output = vscode.window.createOutputChannel(CLIENT_NAME);
+  server = new NablaServer(output);
+  const runner = new TerminalRunner();
+  const activeServer = server;
+  context.subscriptions.push(
+    output,
+    runner,
+    vscode.commands.registerCommand(COMMANDS.restartServer, () => activeServer.restart()),
+    vscode.commands.registerCommand(COMMANDS.showServerLog, () => output.show(true)),
+    vscode.commands.registerCommand(COMMANDS.runFile, (resource?: unknown) =>
+      runner.run(resource, (file) => runFileArguments(file)),
+    ),
+    vscode.commands.registerCommand(COMMANDS.runTests, (resource?: unknown) =>
+      runner.run(resource, (file) => runTestsArguments(file)),
+    ),
+    vscode.commands.registerCommand(COMMANDS.runTest, (resource?: unknown, testName?: unknown) => {
+      if (typeof testName !== "string") {
+        void vscode.window.showErrorMessage("Nabla: Run Test needs the name of a test; use the code lens above a test block.");
+        return;
+      }
+      return runner.run(resource, (file) => runTestsArguments(file, testName));
+    }),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (RESTART_SETTINGS.some((key) => event.affectsConfiguration(key))) {
+        void activeServer.restart();
+      }
+    }),
+  );
+  await server.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await server?.stop();
+  server = undefined;
+}
+
+function currentSettings(): NablaSettings {
+  const configuration = vscode.workspace.getConfiguration(SETTINGS_SECTION);
+  return readSettings((key) => configuration.get(key));
+}
+
+function firstWorkspaceFolder(): string | undefined {
+  return vscode.workspace.workspaceFolders?.find((folder) => folder.uri.scheme === "file")?.uri.fsPath;
+}
+
+function resolveBinary(settings: NablaSettings): ServerPathResolution {
+  return resolveServerPath(settings.serverPath, nodeEnvironment(firstWorkspaceFolder()));
+}
+
+/** Tells the user that the binary is missing and how to fix it, with buttons that do it. */
+async function reportMissingBinary(message: string, retry: () => Promise<void>): Promise<void> {
+  const openSettings = "Open Settings";
+  const retryLabel = "Retry";
+  const choice = await vscode.window.showErrorMessage(message, openSettings, retryLabel);
+  if (choice === openSettings) {
+    await vscode.commands.executeCommand("workbench.action.openSettings", `${SETTINGS_SECTION}.server.path`);
+  } else if (choice === retryLabel) {
+    await retry();
+  }
+}
+
+/** The language client, started from the current settings and restarted when they change. */
+class NablaServer {
+  private client: LanguageClient | undefined;
+  private watcher: vscode.FileSystemWatcher | undefined;
+  /** Serialises start, stop and restart, which commands and setting changes can interleave. */
+  private pending: Promise<void> = Promise.resolve();
+
+  constructor(private readonly output: vscode.OutputChannel) {}
+
+  start(): Promise<void> {
+    return this.enqueue(() => this.startNow());
+  }
+
+  stop(): Promise<void> {
+    return this.enqueue(() => this.stopNow());
+  }
+
+  restart(): Promise<void> {
+    return this.enqueue(async () => {
+      await this.stopNow();
+      await this.startNow();
+    });
+  }
+
+  private enqueue(step: () => Promise<void>): Promise<void> {
+    this.pending = this.pending.then(step, step);
+    return this.pending;
+  }
+
+  private async startNow(): Promise<void> {
+    const settings = currentSettings();
+    const binary = resolveBinary(settings);
+    if (binary.kind === "missing") {
+      this.output.appendLine(binary.message);
+      void reportMissingBinary(binary.message, () => this.restart());
+      return;
+    }
+    const args = serverArguments(settings);
+    this.output.appendLine(`Starting ${binary.path} ${args.join(" ")} (from ${binary.source === "PATH" ? "PATH" : "nabla.server.path"})`);
+
+    const serverOptions: ServerOptions = { command: binary.path, args };
+    this.watcher = vscode.workspace.createFileSystemWatcher("**/*.nb");
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [
+        { scheme: "file", language: LANGUAGE_ID },
+        { scheme: "untitled", language: LANGUAGE_ID },
+      ],
+      initializationOptions: initializationOptions(settings),
+      // Imported files may change on disk without being open.
+      synchronize: { fileEvents: this.watcher },
+      outputChannel: this.output,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+    };
+    const client = new LanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
+    this.client = client;
+    try {
+      await client.start();
+    } catch (error) {
+      // The client has already said so in a notification with a link to this log.
+      this.output.appendLine(`The language server failed to start: ${String(error)}`);
+    }
+  }
+
+  private async stopNow(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    this.watcher?.dispose();
+    this.watcher = undefined;
+    if (client === undefined) {
+      return;
+    }
+    try {
+      await client.stop();
+    } catch (error) {
+      this.output.appendLine(`Stopping the language server failed: ${String(error)}`);
+    }
+  }
+}
+
+/** Runs `nabla ...` for a file in one reusable terminal. */
+class TerminalRunner implements vscode.Disposable {
+  private terminal: vscode.Terminal | undefined;
+  private readonly closeListener = vscode.window.onDidCloseTerminal((closed) => {
+    if (closed === this.terminal) {
+      this.terminal = undefined;
+    }
+  });
+
+  dispose(): void {
+    this.closeListener.dispose();
+  }
+
+  /**
+   * Runs the binary with `argumentsFor(file)`. `resource` is what VS Code passed to the command: a
+   * `Uri` from a menu, a URI string from a code lens, or nothing from the command palette, where
+   * the active editor's file is meant.
+   */
+  async run(resource: unknown, argumentsFor: (file: string) => string[]): Promise<void> {
+    const uri = resourceUri(resource);
+    if (uri === undefined) {
+      void vscode.window.showErrorMessage("Nabla: open a .nb file to run it.");
+      return;
+    }
+    const document = vscode.workspace.textDocuments.find((doc) => doc.uri.toString() === uri.toString());
+    if (document?.isDirty === true && !(await document.save())) {
+      void vscode.window.showErrorMessage("Nabla: save the file before running it.");
+      return;
+    }
+    if (uri.scheme !== "file") {
+      void vscode.window.showErrorMessage("Nabla: only files saved on disk can be run; save this one first.");
+      return;
+    }
+
+    const binary = resolveBinary(currentSettings());
+    if (binary.kind === "missing") {
+      void reportMissingBinary(binary.message, () => this.run(resource, argumentsFor));
+      return;
+    }
+    const shell = shellKind(vscode.env.shell, process.platform);
+    const line = commandLine(binary.path, argumentsFor(uri.fsPath), shell);
+    const terminal = this.terminalFor(uri);
+    terminal.show(true);
+    terminal.sendText(line, true);
+  }
+
+  private terminalFor(uri: vscode.Uri): vscode.Terminal {
+    if (this.terminal === undefined) {
+      const folder = vscode.workspace.getWorkspaceFolder(uri);
+      this.terminal = vscode.window.createTerminal({
+        name: TERMINAL_NAME,
+        cwd: folder?.uri.fsPath ?? path.dirname(uri.fsPath),
+      });
+    }
+    return this.terminal;
+  }
+}
+
+function resourceUri(resource: unknown): vscode.Uri | undefined {
+  if (resource instanceof vscode.Uri) {
+    return resource;
+  }
+  if (typeof resource === "string" && resource !== "") {
+    return vscode.Uri.parse(resource, true);
+  }
+  const active = vscode.window.activeTextEditor?.document;
+  return active?.languageId === LANGUAGE_ID ? active.uri : undefined;
+}
