@@ -4,6 +4,7 @@
 //! - `codegen [--check]`: regenerate the syntax kinds and typed AST from `nabla.ungram`.
 //! - `test`: every check CI runs, after installing the system libraries that are missing.
 //! - `bench`: the benchmarks, written to `docs/performance.md`.
+//! - `dist`: the release binary and the VS Code extension's `.vsix`, in `target/dist/`.
 
 mod bench;
 mod codegen;
@@ -31,6 +32,7 @@ fn main() -> ExitCode {
         Some("test") => run_tests(&root),
         Some("bench") => bench::run(&root, &args[1..]),
         Some("demo") => demo(&root),
+        Some("dist") => dist(&root),
         Some("install-deps") => system::ensure_libraries(),
         _ => Err(USAGE.to_owned()),
     };
@@ -44,7 +46,7 @@ fn main() -> ExitCode {
 }
 
 const USAGE: &str =
-    "usage: cargo xtask <demo | test | codegen [--check] | bench [NAME...] | install-deps>";
+    "usage: cargo xtask <demo | test | codegen [--check] | bench [NAME...] | dist | install-deps>";
 
 fn project_root() -> PathBuf {
     let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".to_owned());
@@ -55,6 +57,29 @@ fn project_root() -> PathBuf {
 fn demo(root: &Path) -> Result<(), String> {
     system::ensure_libraries()?;
     cargo(root, &["run", "--quiet", "--release", "-p", "cli", "--", "parse", "examples/figure1.nb"])
+}
+
+/// The release binary and the VS Code extension packaged as a `.vsix`, both in `target/dist/`.
+fn dist(root: &Path) -> Result<(), String> {
+    system::ensure_libraries()?;
+    system::ensure_node()?;
+    cargo(root, &["build", "--release", "-p", "cli"])?;
+    let out = root.join("target/dist");
+    std::fs::create_dir_all(&out)
+        .map_err(|err| format!("cannot create {}: {err}", out.display()))?;
+    let binary = root.join("target/release/nabla");
+    std::fs::copy(&binary, out.join("nabla"))
+        .map_err(|err| format!("cannot copy {}: {err}", binary.display()))?;
+    let vscode = root.join("editors/vscode");
+    let version = env!("CARGO_PKG_VERSION");
+    let vsix = out.join(format!("nabla-{version}.vsix"));
+    run(Command::new("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(&vscode))?;
+    run(Command::new("npm")
+        .args(["run", "package", "--", "--out"])
+        .arg(&vsix)
+        .current_dir(&vscode))?;
+    eprintln!("==> {} and {}", out.join("nabla").display(), vsix.display());
+    Ok(())
 }
 
 /// Everything CI checks, in order of how fast each step fails.
