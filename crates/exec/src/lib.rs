@@ -2,3 +2,5 @@
 //! built-ins. It knows no source text beyond the spans it reports in errors.
 
 extern crate blas_src;
+
+pub mod einsum;

@@ -1,0 +1,37 @@
+//! Index-notation tensor algebra and `einsum`: specs, contraction paths and BLAS execution.
+//!
+//! A [`Contraction`] describes one product of labelled tensors (`C(i,j) = 0.5 * A(i,k) * B(k,j)`
+//! or `einsum("ik,kj->ij", A, B)`): per operand a list of labels, the output's labels and a scalar
+//! factor. Planning it for concrete shapes ([`Contraction::plan`]) checks every extent and picks
+//! the pairwise order by estimated flops (optimal for small networks, greedy beyond, as opt_einsum
+//! does); executing the [`Plan`] runs one `dgemm` per pairwise contraction. Gradients are
+//! contractions too ([`Contraction::gradient`], [`backward`]).
+//!
+//! The engine works on plain `ndarray` arrays and knows nothing of the interpreter's values, the
+//! tape or source spans: callers overwrite, accumulate (`+=`) or scale (`*=`) with the result, and
+//! re-word errors in their own terms from the data each [`EinsumError`] carries.
+
+mod backward;
+mod contract;
+mod error;
+mod label;
+mod path;
+mod plan;
+mod spec;
+
+#[cfg(test)]
+mod tests;
+
+use ndarray::{ArrayD, ArrayViewD};
+
+pub use backward::backward;
+pub use error::{EinsumError, LabelSite, Place};
+pub use label::Label;
+pub use path::{OPTIMAL_HARD_LIMIT, OPTIMAL_OPERAND_LIMIT, Path, PathStrategy};
+pub use plan::{Plan, PlanConfig};
+pub use spec::Contraction;
+
+/// NumPy's `einsum` on `f64` tensors: parses `spec`, checks it against the operands and contracts.
+pub fn einsum(spec: &str, operands: &[ArrayViewD<'_, f64>]) -> Result<ArrayD<f64>, EinsumError> {
+    Contraction::from_spec(spec)?.execute(operands)
+}
