@@ -4,3 +4,4 @@
 extern crate blas_src;
 
 pub mod einsum;
+pub mod tensor;

@@ -1,0 +1,393 @@
+//! Files: NumPy `.npy` (read from float64, float32, integer and bool arrays in C or Fortran
+//! order; written as C-order float64) and numeric CSV.
+//!
+//! A `.npy` header is read with ndarray-npy, but the data is decoded here: that way the declared
+//! shape is checked against the allocation limit and the file's actual size before anything is
+//! allocated, and every element type converts to `f64` through one path.
+
+use std::fs;
+use std::io::Cursor;
+use std::path::Path;
+
+use ndarray::{ArrayD, IxDyn, ShapeBuilder};
+use ndarray_npy::npy::header::Header;
+
+use super::Tensor;
+use super::allocation::check_allocation;
+use super::error::TensorError;
+
+/// Reads a `.npy` file as a tensor of `f64`.
+pub fn load_npy(path: &Path) -> Result<Tensor, TensorError> {
+    let bytes = fs::read(path).map_err(|error| io_error(path, "read", &error))?;
+    let npy_error = |reason: String| TensorError::Npy { path: path.to_path_buf(), reason };
+    let mut reader = Cursor::new(bytes.as_slice());
+    let header = Header::from_reader(&mut reader)
+        .map_err(|error| npy_error(format!("not a valid .npy file ({error})")))?;
+    let data =
+        bytes.get(usize::try_from(reader.position()).unwrap_or(usize::MAX)..).unwrap_or_default();
+    let dtype = header
+        .type_descriptor
+        .as_string()
+        .and_then(|descriptor| Dtype::parse(descriptor))
+        .ok_or_else(|| {
+            npy_error(format!(
+                "unsupported dtype {} (supported: float64, float32, signed and unsigned integers, bool)",
+                header.type_descriptor
+            ))
+        })?;
+    let len = check_allocation(&header.shape)?;
+    if len.checked_mul(dtype.size) != Some(data.len()) {
+        return Err(npy_error(format!(
+            "the header declares {} elements of {} bytes but the file holds {} bytes of data",
+            len,
+            dtype.size,
+            data.len()
+        )));
+    }
+    let values: Vec<f64> = data.chunks_exact(dtype.size).map(|chunk| dtype.decode(chunk)).collect();
+    let shape = IxDyn(&header.shape).set_f(header.layout.is_fortran());
+    let array = ArrayD::from_shape_vec(shape, values)
+        .map_err(|error| npy_error(format!("the data does not fit the shape ({error})")))?;
+    // Row-major storage keeps later reshapes and products free of layout copies.
+    let array =
+        if array.is_standard_layout() { array } else { array.as_standard_layout().into_owned() };
+    Ok(Tensor::from(array))
+}
+
+/// Writes `tensor` as a C-order float64 `.npy` file that NumPy reads with `numpy.load`.
+pub fn save_npy(path: &Path, tensor: &Tensor) -> Result<(), TensorError> {
+    let standard = tensor.array().as_standard_layout();
+    ndarray_npy::write_npy(path, &standard).map_err(|error| io_error(path, "write", &error))
+}
+
+/// Reads a numeric CSV file as a rank-2 tensor `[rows][columns]` (see [`parse_csv`]).
+pub fn load_csv(path: &Path) -> Result<Tensor, TensorError> {
+    let text = fs::read_to_string(path).map_err(|error| io_error(path, "read", &error))?;
+    parse_csv(&text, path)
+}
+
+/// Parses CSV text as a rank-2 tensor `[rows][columns]`; a single column still gives rank 2.
+///
+/// Fields are separated by commas; whitespace and one pair of double quotes around a field are
+/// ignored; blank lines are skipped. If the first field of the first line is not a number, that
+/// line is a header and is skipped. Every field must parse as a float (`1`, `-2.5e3`, `inf`, `nan`)
+/// and every row must have as many fields as the first; otherwise the error names the line
+/// (counted from 1). `path` only names the file in errors. No rows give `[0][0]`, or
+/// `[0][columns]` after a header.
+pub fn parse_csv(text: &str, path: &Path) -> Result<Tensor, TensorError> {
+    let csv_error =
+        |line: usize, reason: String| TensorError::Csv { path: path.to_path_buf(), line, reason };
+    let mut values = Vec::new();
+    let mut columns: Option<usize> = None;
+    let mut rows = 0;
+    let mut first_line = true;
+    for (line_index, line) in text.lines().enumerate() {
+        let line_number = line_index + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = line.split(',').map(unquote).collect();
+        if std::mem::take(&mut first_line)
+            && fields.first().is_some_and(|field| field.parse::<f64>().is_err())
+        {
+            columns = Some(fields.len());
+            continue;
+        }
+        match columns {
+            Some(expected) if expected != fields.len() && rows > 0 => {
+                return Err(csv_error(
+                    line_number,
+                    format!("{} fields, but the rows before have {expected}", fields.len()),
+                ));
+            }
+            Some(expected) if expected != fields.len() => {
+                return Err(csv_error(
+                    line_number,
+                    format!("{} fields, but the header has {expected}", fields.len()),
+                ));
+            }
+            _ => columns = Some(fields.len()),
+        }
+        for (field_index, field) in fields.iter().enumerate() {
+            let value = field.parse::<f64>().map_err(|_| {
+                csv_error(
+                    line_number,
+                    format!("field {} `{field}` is not a number", field_index + 1),
+                )
+            })?;
+            values.push(value);
+        }
+        rows += 1;
+    }
+    let shape = [rows, columns.unwrap_or(0)];
+    check_allocation(&shape)?;
+    Tensor::from_vec(&shape, values)
+}
+
+/// A field without surrounding whitespace and without one pair of surrounding double quotes.
+fn unquote(field: &str) -> &str {
+    let field = field.trim();
+    field.strip_prefix('"').and_then(|inner| inner.strip_suffix('"')).map_or(field, str::trim)
+}
+
+fn io_error(path: &Path, action: &'static str, error: &dyn std::fmt::Display) -> TensorError {
+    TensorError::Io { path: path.to_path_buf(), action, reason: error.to_string() }
+}
+
+/// An `.npy` element type this module converts to `f64`.
+#[derive(Clone, Copy, Debug)]
+struct Dtype {
+    kind: DtypeKind,
+    size: usize,
+    little_endian: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DtypeKind {
+    Float,
+    Signed,
+    Unsigned,
+    Bool,
+}
+
+impl Dtype {
+    /// Parses a NumPy type descriptor such as `<f8`, `>i4` or `|b1`.
+    fn parse(descriptor: &str) -> Option<Dtype> {
+        let mut chars = descriptor.chars();
+        let little_endian = match chars.next()? {
+            '<' | '|' => true,
+            '>' => false,
+            '=' => cfg!(target_endian = "little"),
+            _ => return None,
+        };
+        let kind = match chars.next()? {
+            'f' => DtypeKind::Float,
+            'i' => DtypeKind::Signed,
+            'u' => DtypeKind::Unsigned,
+            'b' => DtypeKind::Bool,
+            _ => return None,
+        };
+        let size = chars.as_str().parse::<usize>().ok()?;
+        let supported = match kind {
+            DtypeKind::Float => matches!(size, 4 | 8),
+            DtypeKind::Signed | DtypeKind::Unsigned => matches!(size, 1 | 2 | 4 | 8),
+            DtypeKind::Bool => size == 1,
+        };
+        supported.then_some(Dtype { kind, size, little_endian })
+    }
+
+    /// Converts one element's bytes (exactly `size` of them) to `f64`; 64-bit integers beyond
+    /// 2^53 round to the nearest float.
+    fn decode(self, bytes: &[u8]) -> f64 {
+        let mut buffer = [0u8; 8];
+        let Some(target) = buffer.get_mut(..bytes.len()) else {
+            return f64::NAN;
+        };
+        target.copy_from_slice(bytes);
+        if !self.little_endian {
+            target.reverse();
+        }
+        let raw = u64::from_le_bytes(buffer);
+        let bits = 8 * self.size as u32;
+        match self.kind {
+            DtypeKind::Float if self.size == 4 => f64::from(f32::from_bits(raw as u32)),
+            DtypeKind::Float => f64::from_bits(raw),
+            DtypeKind::Unsigned => raw as f64,
+            // Shifting left then arithmetically right sign-extends from the element's width.
+            DtypeKind::Signed => ((raw << (64 - bits)) as i64 >> (64 - bits)) as f64,
+            DtypeKind::Bool => mask(raw != 0),
+        }
+    }
+}
+
+fn mask(condition: bool) -> f64 {
+    if condition { 1.0 } else { 0.0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// A scratch directory in the system temporary directory, unique to one test and process.
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("nabla-tensor-io-{}-{name}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// A `.npy` file written byte by byte, as NumPy 1.x writes version 1.0 files.
+    fn npy_bytes(descriptor: &str, fortran: bool, shape: &str, data: &[u8]) -> Vec<u8> {
+        let mut header = format!(
+            "{{'descr': '{descriptor}', 'fortran_order': {}, 'shape': {shape}, }}",
+            if fortran { "True" } else { "False" }
+        );
+        while (10 + header.len() + 1) % 64 != 0 {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&u16::try_from(header.len()).unwrap().to_le_bytes());
+        bytes.extend_from_slice(header.as_bytes());
+        bytes.extend_from_slice(data);
+        bytes
+    }
+
+    fn load_bytes(dir: &Path, name: &str, bytes: &[u8]) -> Result<Tensor, TensorError> {
+        let path = dir.join(name);
+        fs::write(&path, bytes).unwrap();
+        load_npy(&path)
+    }
+
+    #[test]
+    fn npy_round_trips_values_and_shapes() {
+        let dir = scratch("round-trip");
+        let cases = [
+            Tensor::from_vec(&[2, 3], vec![1.0, -2.5, 1e-300, f64::INFINITY, f64::MAX, 0.1])
+                .unwrap(),
+            Tensor::scalar(7.0),
+            Tensor::zeros(&[0, 3]).unwrap(),
+            super::super::shape::transpose(
+                &Tensor::from_vec(&[2, 2], vec![1.0, 2.0, 3.0, 4.0]).unwrap(),
+            ),
+        ];
+        for (i, tensor) in cases.iter().enumerate() {
+            let path = dir.join(format!("{i}.npy"));
+            save_npy(&path, tensor).unwrap();
+            assert_eq!(&load_npy(&path).unwrap(), tensor);
+        }
+        let nan_path = dir.join("nan.npy");
+        save_npy(&nan_path, &Tensor::vector(vec![f64::NAN])).unwrap();
+        assert!(load_npy(&nan_path).unwrap().to_vec()[0].is_nan());
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn saved_files_have_numpys_float64_header() {
+        let dir = scratch("header");
+        let path = dir.join("x.npy");
+        save_npy(&path, &Tensor::vector(vec![1.0, 2.0])).unwrap();
+        let bytes = fs::read(&path).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(bytes.starts_with(b"\x93NUMPY"));
+        assert!(
+            text.contains("'descr': '<f8'") && text.contains("'fortran_order': False"),
+            "{text}"
+        );
+        assert!(text.contains("'shape': (2,)"), "{text}");
+        assert_eq!(bytes.len() % 16, 0);
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn npy_element_types_convert_to_f64() {
+        let dir = scratch("dtypes");
+        let f32_data: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let i64_data: Vec<u8> = [-3i64, 1 << 40].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let i32_data: Vec<u8> = [-1i32, 7].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let f64_big: Vec<u8> = [0.25f64, 8.0].iter().flat_map(|x| x.to_be_bytes()).collect();
+        let i16_big: Vec<u8> = [-2i16, 300].iter().flat_map(|x| x.to_be_bytes()).collect();
+        let cases: [(&str, Vec<u8>, [f64; 2]); 7] = [
+            ("<f4", f32_data, [1.5, -2.0]),
+            ("<i8", i64_data, [-3.0, (1u64 << 40) as f64]),
+            ("<i4", i32_data, [-1.0, 7.0]),
+            (">f8", f64_big, [0.25, 8.0]),
+            (">i2", i16_big, [-2.0, 300.0]),
+            ("|u1", vec![0, 255], [0.0, 255.0]),
+            ("|b1", vec![1, 0], [1.0, 0.0]),
+        ];
+        for (descriptor, data, expected) in cases {
+            let bytes = npy_bytes(descriptor, false, "(2,)", &data);
+            assert_eq!(
+                load_bytes(&dir, "x.npy", &bytes).unwrap().to_vec(),
+                expected,
+                "{descriptor}"
+            );
+        }
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn fortran_order_files_are_read_in_logical_order() {
+        let dir = scratch("fortran");
+        // The matrix [[1, 2, 3], [4, 5, 6]] stored column by column.
+        let data: Vec<u8> =
+            [1.0f64, 4.0, 2.0, 5.0, 3.0, 6.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let tensor = load_bytes(&dir, "f.npy", &npy_bytes("<f8", true, "(2, 3)", &data)).unwrap();
+        assert_eq!(tensor.to_string(), "[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]");
+        assert!(tensor.array().is_standard_layout());
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn bad_npy_files_are_clear_errors() {
+        let dir = scratch("bad");
+        let complex = npy_bytes("<c16", false, "(1,)", &[0; 16]);
+        let error = load_bytes(&dir, "c.npy", &complex).unwrap_err().to_string();
+        assert!(error.ends_with(
+            "c.npy: unsupported dtype '<c16' (supported: float64, float32, signed and unsigned integers, bool)"
+        ), "{error}");
+        let short = npy_bytes("<f8", false, "(3,)", &[0; 16]);
+        let error = load_bytes(&dir, "s.npy", &short).unwrap_err().to_string();
+        assert!(
+            error.ends_with(
+                "the header declares 3 elements of 8 bytes but the file holds 16 bytes of data"
+            ),
+            "{error}"
+        );
+        let huge = npy_bytes("<f8", false, "(1000000000000, 1000000)", &[]);
+        assert!(matches!(load_bytes(&dir, "h.npy", &huge), Err(TensorError::Allocation { .. })));
+        let error = load_bytes(&dir, "t.npy", b"hello").unwrap_err().to_string();
+        assert!(error.contains("t.npy: not a valid .npy file"), "{error}");
+        let missing = dir.join("missing.npy");
+        let error = load_npy(&missing).unwrap_err().to_string();
+        assert!(error.starts_with(&format!("cannot read {}: ", missing.display())), "{error}");
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn csv_is_always_rank_two() {
+        let path = Path::new("data.csv");
+        let table = parse_csv("x,y\n1,2\n3.5, -4e1\n\n", path).unwrap();
+        assert_eq!(table.to_string(), "[[1.0, 2.0], [3.5, -40.0]]");
+        let column = parse_csv("1\n2\n3\n", path).unwrap();
+        assert_eq!(column.shape(), [3, 1]);
+        let quoted = parse_csv("\"a\",\"b\"\r\n\"1\",2\r\n", path).unwrap();
+        assert_eq!(quoted.to_string(), "[[1.0, 2.0]]");
+        assert_eq!(parse_csv("", path).unwrap().shape(), [0, 0]);
+        assert_eq!(parse_csv("a,b,c\n", path).unwrap().shape(), [0, 3]);
+        let special = parse_csv("inf,nan\n", path).unwrap().to_vec();
+        assert!(special[0].is_infinite() && special[1].is_nan());
+    }
+
+    #[test]
+    fn bad_csv_names_the_line() {
+        let path = Path::new("data.csv");
+        let error = |text| parse_csv(text, path).unwrap_err().to_string();
+        assert_eq!(
+            error("1,2\n3,x\n"),
+            "cannot load data.csv (line 2): field 2 `x` is not a number"
+        );
+        assert_eq!(
+            error("1,2\n\n3\n"),
+            "cannot load data.csv (line 3): 1 fields, but the rows before have 2"
+        );
+        assert_eq!(
+            error("a,b\n1,2,3\n"),
+            "cannot load data.csv (line 2): 3 fields, but the header has 2"
+        );
+        assert_eq!(error("1,,2\n"), "cannot load data.csv (line 1): field 2 `` is not a number");
+    }
+
+    #[test]
+    fn csv_files_are_read_from_disk() {
+        let dir = scratch("csv");
+        let path = dir.join("x.csv");
+        fs::write(&path, "a,b\n1,2\n").unwrap();
+        assert_eq!(load_csv(&path).unwrap().to_string(), "[[1.0, 2.0]]");
+        let error = load_csv(&dir.join("none.csv")).unwrap_err().to_string();
+        assert!(error.starts_with("cannot read "), "{error}");
+        fs::remove_dir_all(dir).unwrap();
+    }
+}
