@@ -1,5 +1,8 @@
 //! The `nabla` command line: the one place that decides how results and errors are printed.
 
+mod check;
+mod explain;
+mod render;
 mod source;
 
 use std::process::ExitCode;
@@ -25,12 +28,27 @@ enum Command {
         /// The `.nb` file to parse.
         file: std::path::PathBuf,
     },
+    /// Check files and directories (every `.nb` file, recursively) for errors.
+    Check {
+        /// Files or directories; the current directory by default.
+        paths: Vec<std::path::PathBuf>,
+        /// How to print the diagnostics.
+        #[arg(long, value_enum, default_value = "human")]
+        format: check::Format,
+    },
+    /// Explain a diagnostic code, such as `E0204`.
+    Explain {
+        /// The code.
+        code: String,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Parse { file } => parse(&file),
+        Command::Check { paths, format } => check::run(&paths, format),
+        Command::Explain { code } => explain::run(&code),
     }
 }
 

@@ -1,1 +1,350 @@
-//! hir: see architecture.md.
+//! Semantic analysis of Nabla on salsa: files, items, bodies lowered to arenas, name resolution,
+//! types and symbolic shapes, and diagnostics with stable codes.
+//!
+//! This crate knows nothing of editors, the command line or execution; it answers questions
+//! about programs.
+//!
+//! # How to use it
+//!
+//! Put files in a [`Database`] ([`Database::set_file`], or [`Database::load_with_imports`] to
+//! read a file and what it imports from disk), then ask:
+//!
+//! - [`file_diagnostics`]: every diagnostic of a file, sorted, with file ranges, labels, help and
+//!   fix-its ([`Diagnostic`]). Codes are [`Code`]; `docs/errors.md` explains each.
+//! - [`all_defs`]: the file's definitions ([`DefId`]): its top level (what `nabla run`
+//!   executes), each `function` and each `test`.
+//! - [`body`]: a definition's HIR ([`Body`]): arenas of [`Expr`], [`Stmt`] and [`Local`], the
+//!   parameters, the root statements, and a [`BodySourceMap`] from every node to its
+//!   [`RelSpan`]. Index statements are [`Stmt::Index`]; derivatives of functions are
+//!   [`Expr::Transform`] (as the callee of an [`Expr::Call`]); `grad(x)` of a variable is a call
+//!   of [`Builtin::Grad`].
+//! - [`infer`]: the [`InferenceResult`] of a body: the [`Ty`] of every expression and local,
+//!   the [`Resolution`] of every name (local, function, global constant, built-in), the shape
+//!   variables bound at each call, and the functions it calls and differentiates.
+//! - [`signature`]: a function's parameters, return type and shape variables.
+//! - [`file_range`]: where a [`HirSpan`] (a definition plus a [`RelSpan`]) is in its file, for
+//!   run-time errors and editors; [`def_at`] and [`expr_at`] go the other way.
+//! - For editors: [`type_at`] (hover text such as `var Tensor[2][3]`), [`definition_at`]
+//!   (go-to-definition, across imports), [`names_in_scope`] (completion), and
+//!   [`InferenceResult::shape_bindings`] (inlay hints for shape variables at calls).
+//! - [`builtins::BUILTINS`]: every built-in's name, arity, typing rule, differentiability,
+//!   signature and documentation.
+//!
+//! # Incrementality
+//!
+//! Spans inside a definition are relative to the definition, and every per-definition query reads
+//! the definition's text through [`db::def_source`], which does not change when text elsewhere
+//! moves. So after an edit inside one function, salsa re-runs the lowering and inference of that
+//! function only (see `tests/incremental.rs`). Parsing itself is incremental too: an edit inside
+//! a block reparses that block alone ([`reparse`]).
+
+pub mod body;
+pub mod builtins;
+pub mod db;
+pub mod diagnostics;
+pub mod infer;
+pub mod item_tree;
+mod literal;
+pub mod reparse;
+pub mod scope;
+pub mod ty;
+
+use std::sync::Arc;
+
+use rustc_hash::FxHashSet;
+use syntax::{TextRange, TextSize};
+
+pub use crate::{
+    body::{
+        Body, BodySourceMap, DimRef, Expr, ExprId, HirSpan, IndexStmt, Local, LocalId, LocalKind,
+        RelSpan, Stmt, StmtId, TransformOp, TypeRef, lower::Signature,
+    },
+    builtins::Builtin,
+    db::{Database, Db, DefId, DefKind, SourceFile, parse},
+    diagnostics::{Code, Diagnostic, Fix, Label, Severity, TextEdit, file_range},
+    infer::{InferenceResult, Resolution},
+    ty::{Dim, FnTy, Shape, Ty},
+};
+
+/// Every definition of a file: the top level first, then functions, then tests.
+pub fn all_defs(db: &dyn Db, file: SourceFile) -> Vec<DefId> {
+    defs_query(db, file).clone()
+}
+
+/// The definitions of a file, as a query: its value survives edits that keep the number of
+/// functions and tests, so what iterates over the definitions does not re-run.
+#[salsa::tracked(returns(ref))]
+fn defs_query(db: &dyn Db, file: SourceFile) -> Vec<DefId> {
+    let tree = db::item_tree(db, file);
+    let mut defs = vec![DefId::new(db, file, DefKind::TopLevel, 0)];
+    defs.extend(
+        (0..tree.functions.len()).map(|i| DefId::new(db, file, DefKind::Function, i as u32)),
+    );
+    defs.extend((0..tree.tests.len()).map(|i| DefId::new(db, file, DefKind::Test, i as u32)));
+    defs
+}
+
+/// A readable name: `f` for a function, `test "name"`, or `<top level>`.
+pub fn def_name(db: &dyn Db, def: DefId) -> String {
+    let tree = db::item_tree(db, def.file(db));
+    let index = def.index(db) as usize;
+    match def.kind(db) {
+        DefKind::Function => {
+            tree.functions.get(index).map(|f| f.name.to_string()).unwrap_or_default()
+        }
+        DefKind::Test => {
+            format!("test {:?}", tree.tests.get(index).map(|t| t.name.as_str()).unwrap_or_default())
+        }
+        DefKind::TopLevel => "<top level>".to_owned(),
+    }
+}
+
+/// The HIR of a definition.
+pub fn body(db: &dyn Db, def: DefId) -> &Body {
+    &body::body_query(db, def).body
+}
+
+/// The signature of a function (empty for tests and the top level).
+pub fn signature(db: &dyn Db, def: DefId) -> &Signature {
+    body::signature_query(db, def)
+}
+
+/// The inference result of a definition.
+pub fn infer(db: &dyn Db, def: DefId) -> &InferenceResult {
+    infer::infer(db, def)
+}
+
+/// The definition whose text contains `offset`, preferring functions and tests over the top
+/// level, and the chunk and relative offset inside it.
+pub fn def_at(db: &dyn Db, file: SourceFile, offset: TextSize) -> Option<(DefId, u32, TextSize)> {
+    let tree = db::item_tree(db, file);
+    let contains = |start: TextSize, len: TextSize| offset >= start && offset <= start + len;
+    for (i, f) in tree.functions.iter().enumerate() {
+        if contains(f.offset, f.node.text_len()) {
+            return Some((DefId::new(db, file, DefKind::Function, i as u32), 0, offset - f.offset));
+        }
+    }
+    for (i, t) in tree.tests.iter().enumerate() {
+        if contains(t.offset, t.node.text_len()) {
+            return Some((DefId::new(db, file, DefKind::Test, i as u32), 0, offset - t.offset));
+        }
+    }
+    for (i, s) in tree.top_level.iter().enumerate() {
+        if contains(s.offset, s.node.text_len()) {
+            return Some((DefId::new(db, file, DefKind::TopLevel, 0), i as u32, offset - s.offset));
+        }
+    }
+    None
+}
+
+/// The innermost expression at `offset` and its definition, for hovers.
+pub fn expr_at(db: &dyn Db, file: SourceFile, offset: TextSize) -> Option<(DefId, ExprId)> {
+    let (def, chunk, relative) = def_at(db, file, offset)?;
+    let span = RelSpan { chunk, range: TextRange::empty(relative) };
+    Some((def, body(db, def).source_map.expr_at(span)?))
+}
+
+/// The functions of a file that some definition of it differentiates, directly (with a
+/// transform or `gradcheck`) or by being called from a differentiated function.
+#[salsa::tracked(returns(ref))]
+pub fn differentiated_functions(db: &dyn Db, file: SourceFile) -> Arc<FxHashSet<DefId>> {
+    let defs = defs_query(db, file);
+    let mut set: FxHashSet<DefId> = FxHashSet::default();
+    let mut stack: Vec<DefId> = Vec::new();
+    for &def in defs {
+        stack.extend(infer::infer(db, def).differentiated.iter().copied());
+    }
+    while let Some(def) = stack.pop() {
+        if def.file(db) != file || !set.insert(def) {
+            continue;
+        }
+        stack.extend(infer::infer(db, def).callees.iter().copied());
+    }
+    Arc::new(set)
+}
+
+/// Warnings of one definition that need whole-file knowledge.
+#[salsa::tracked(returns(ref))]
+pub fn def_warnings(db: &dyn Db, def: DefId) -> Vec<diagnostics::HirDiagnostic> {
+    if def.kind(db) != DefKind::Function
+        || !differentiated_functions(db, def.file(db)).contains(&def)
+    {
+        return Vec::new();
+    }
+    let result = infer::infer(db, def);
+    let body = body(db, def);
+    let name = def_name(db, def);
+    result
+        .exact_equality_guards
+        .iter()
+        .map(|&cond| {
+            let span = HirSpan { def, span: body.source_map.expr(cond) };
+            let mut diagnostic = diagnostics::HirDiagnostic::new(
+                Code::ExactEqualityBranch,
+                span,
+                format!("`{name}` is differentiated, and this branch tests a differentiable value for exact equality"),
+            );
+            diagnostic.help(
+                "the derivative follows the branch taken, so it can differ from the derivative of the function you mean at that point; compare with a tolerance if that matters",
+            );
+            diagnostic
+        })
+        .collect()
+}
+
+/// Every diagnostic of a file, sorted by position: syntax errors, item problems, and the
+/// problems of each definition.
+#[salsa::tracked(returns(ref))]
+pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    let parse = parse(db, file);
+    let mut out: Vec<Diagnostic> = Vec::new();
+    let mut syntax_points: Vec<TextSize> = Vec::new();
+    for error in parse.errors() {
+        syntax_points.push(error.range.start());
+        let code = if error.missing.is_some() { Code::MissingToken } else { Code::Syntax };
+        let fixes = match error.missing {
+            Some(text) => vec![Fix {
+                label: format!("insert `{text}`"),
+                edits: vec![TextEdit {
+                    file,
+                    range: TextRange::empty(error.range.start()),
+                    insert: text.to_owned(),
+                }],
+            }],
+            None => Vec::new(),
+        };
+        out.push(Diagnostic {
+            code,
+            severity: code.severity(),
+            message: error.message.clone(),
+            file,
+            range: error.range,
+            labels: Vec::new(),
+            help: None,
+            fixes,
+        });
+    }
+    out.extend(scope::item_diagnostics(db, file).iter().cloned());
+    for def in all_defs(db, file) {
+        let lowered = body::body_query(db, def);
+        let semantic = lowered
+            .body
+            .diagnostics
+            .iter()
+            .chain(infer::infer(db, def).diagnostics.iter())
+            .chain(def_warnings(db, def).iter());
+        for diagnostic in semantic {
+            let diagnostic = diagnostic.to_file_diagnostic(db);
+            // A construct with a syntax error inside it was reported once already.
+            let inside = |point: &TextSize| {
+                diagnostic.range.start() < *point && *point < diagnostic.range.end()
+            };
+            if diagnostic.file == file && syntax_points.iter().any(inside) {
+                continue;
+            }
+            out.push(diagnostic);
+        }
+    }
+    out.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
+    out.dedup();
+    out
+}
+
+/// What a hover shows: the range of the innermost expression at `offset` and its type, with the
+/// qualifier of the variable it names (`var Tensor[2][3]`).
+pub fn type_at(db: &dyn Db, file: SourceFile, offset: TextSize) -> Option<(TextRange, String)> {
+    let (def, expr) = expr_at(db, file, offset)?;
+    let result = infer(db, def);
+    let ty = result.type_of_expr(expr);
+    let qualifier = match result.resolution(expr) {
+        Some(Resolution::Local(local)) => body(db, def).locals[local].qualifier,
+        Some(Resolution::Global { def, local }) => body(db, def).locals[local].qualifier,
+        _ => None,
+    };
+    let prefix = match qualifier {
+        Some(body::Qualifier::Var) => "var ",
+        Some(body::Qualifier::Cns) => "cns ",
+        None => "",
+    };
+    let span = HirSpan { def, span: body(db, def).source_map.expr(expr) };
+    let (_, range) = file_range(db, span);
+    Some((range, format!("{prefix}{ty}")))
+}
+
+/// Where the name at `offset` is defined: a local's or global's declaration, or a function's
+/// name, possibly in an imported file. Built-ins have no definition in the source.
+pub fn definition_at(
+    db: &dyn Db,
+    file: SourceFile,
+    offset: TextSize,
+) -> Option<(SourceFile, TextRange)> {
+    let (def, expr) = expr_at(db, file, offset)?;
+    let span = match infer(db, def).resolution(expr)? {
+        Resolution::Local(local) => HirSpan { def, span: body(db, def).source_map.local(local) },
+        Resolution::Global { def, local } => {
+            HirSpan { def, span: body(db, def).source_map.local(local) }
+        }
+        Resolution::Function(function) => {
+            HirSpan { def: function, span: signature(db, function).name_span? }
+        }
+        Resolution::Builtin(_) => return None,
+    };
+    Some(file_range(db, span))
+}
+
+/// What a name in scope at an offset is, for completion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScopeName {
+    Local(DefId, LocalId),
+    Item(scope::ScopeItem),
+    Builtin(Builtin),
+}
+
+/// The names that can be used at `offset`: locals in scope (the innermost of each name), then
+/// the file's functions and the globals its definition may read, then the built-ins.
+pub fn names_in_scope(db: &dyn Db, file: SourceFile, offset: TextSize) -> Vec<(String, ScopeName)> {
+    let mut out: Vec<(String, ScopeName)> = Vec::new();
+    let mut seen = FxHashSet::default();
+    // Between top-level items, the position is just after the last top-level chunk before it.
+    let at = def_at(db, file, offset).or_else(|| {
+        let before = db::item_tree(db, file).top_level.iter().filter(|s| s.offset < offset).count();
+        let chunk = u32::try_from(before).ok()?.checked_sub(1)?;
+        Some((DefId::new(db, file, DefKind::TopLevel, 0), chunk, TextSize::from(u32::MAX)))
+    });
+    if let Some((def, chunk, relative)) = at {
+        let body = body(db, def);
+        let position = body::ScopeEnd { chunk, offset: relative };
+        let mut locals: Vec<_> = body
+            .locals
+            .iter()
+            .filter(|(local, _)| body.source_map.is_visible(*local, position))
+            .collect();
+        // Inner declarations shadow outer ones.
+        locals.sort_by_key(|(local, data)| {
+            (std::cmp::Reverse(data.scope_depth), std::cmp::Reverse(local.into_raw().into_u32()))
+        });
+        for (local, data) in locals {
+            if seen.insert(data.name.clone()) {
+                out.push((data.name.to_string(), ScopeName::Local(def, local)));
+            }
+        }
+    }
+    let in_function = at.is_some_and(|(def, _, _)| def.kind(db) != DefKind::TopLevel);
+    let mut items: Vec<_> = scope::file_scope(db, file).items.iter().collect();
+    items.sort_by(|a, b| a.0.cmp(b.0));
+    for (name, item) in items {
+        let visible = match item {
+            scope::ScopeItem::Function(_) => true,
+            scope::ScopeItem::Global { is_cns, .. } => in_function && *is_cns,
+        };
+        if visible && seen.insert(name.clone()) {
+            out.push((name.to_string(), ScopeName::Item(*item)));
+        }
+    }
+    for info in builtins::BUILTINS {
+        if seen.insert(info.name.into()) {
+            out.push((info.name.to_owned(), ScopeName::Builtin(info.builtin)));
+        }
+    }
+    out
+}

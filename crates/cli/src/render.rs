@@ -1,0 +1,202 @@
+//! Printing diagnostics: rustc-style text with the source line and carets (coloured on request),
+//! and the JSON form of `--format json`.
+
+use std::fmt::Write;
+
+use hir::{Database, Diagnostic, Severity, SourceFile};
+use syntax::{LineIndex, TextRange};
+
+struct Style {
+    colour: bool,
+}
+
+impl Style {
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() }
+    }
+
+    fn severity(&self, severity: Severity, text: &str) -> String {
+        match severity {
+            Severity::Error => self.paint("1;31", text),
+            Severity::Warning => self.paint("1;33", text),
+        }
+    }
+
+    fn gutter(&self, text: &str) -> String {
+        self.paint("1;34", text)
+    }
+
+    fn bold(&self, text: &str) -> String {
+        self.paint("1", text)
+    }
+}
+
+/// 1-based line and column of each end of `range`.
+fn positions(index: &LineIndex, range: TextRange) -> ((u32, u32), (u32, u32)) {
+    (index.line_col_1based(range.start()), index.line_col_1based(range.end()))
+}
+
+fn path_of(db: &Database, file: SourceFile) -> String {
+    file.path(db).display().to_string()
+}
+
+/// One diagnostic, rustc-style:
+///
+/// ```text
+/// error[E0203]: `k @ y`: `@` needs two tensors of rank 1 or more, but k is int
+///   --> figure1.nb:31:7
+///    |
+/// 31 | p = m*k@y;
+///    |       ^^^
+///    = help: to scale a tensor by a number, use `*`
+/// ```
+pub fn human(db: &Database, diagnostic: &Diagnostic, colour: bool) -> String {
+    let style = Style { colour };
+    let text = diagnostic.file.text(db);
+    let index = LineIndex::new(text);
+    let ((line, col), _) = positions(&index, diagnostic.range);
+    let mut lines: Vec<(SourceFile, TextRange, Option<&str>, bool)> =
+        vec![(diagnostic.file, diagnostic.range, None, true)];
+    for label in &diagnostic.labels {
+        lines.push((label.file, label.range, Some(label.message.as_str()), false));
+    }
+    let width = lines
+        .iter()
+        .map(|(file, range, _, _)| {
+            let index = LineIndex::new(file.text(db));
+            index.line_col_1based(range.start()).0.to_string().len()
+        })
+        .max()
+        .unwrap_or(1);
+    let pad = " ".repeat(width);
+    let severity = match diagnostic.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}{}",
+        style.severity(diagnostic.severity, &format!("{severity}[{}]", diagnostic.code)),
+        style.bold(&format!(": {}", diagnostic.message))
+    );
+    let _ =
+        writeln!(out, "{pad}{} {}:{line}:{col}", style.gutter("-->"), path_of(db, diagnostic.file));
+    let _ = writeln!(out, "{pad} {}", style.gutter("|"));
+    // Annotated lines of the diagnostic's file in order, each printed once with its marks; labels
+    // in other files follow under their own `:::` header.
+    let mut annotations: Vec<(SourceFile, u32, TextRange, Option<&str>, bool)> = Vec::new();
+    for (file, range, message, primary) in lines {
+        let index = LineIndex::new(file.text(db));
+        let line = index.line_col_1based(range.start()).0;
+        annotations.push((file, line, range, message, primary));
+    }
+    annotations.sort_by_key(|(file, line, _, _, primary)| {
+        (*file != diagnostic.file, path_of(db, *file), *line, !*primary)
+    });
+    let mut previous: Option<(SourceFile, u32)> = None;
+    for (file, line, range, message, primary) in annotations {
+        let index = LineIndex::new(file.text(db));
+        if previous.is_some_and(|(f, _)| f != file)
+            || (previous.is_none() && file != diagnostic.file)
+        {
+            let (line, col) = index.line_col_1based(range.start());
+            let _ =
+                writeln!(out, "{pad}{} {}:{line}:{col}", style.gutter(":::"), path_of(db, file));
+        }
+        let (_, col) = index.line_col_1based(range.start());
+        let source = index.line(line - 1);
+        let same_line = previous == Some((file, line));
+        if !same_line {
+            if let Some((f, l)) = previous
+                && f == file
+                && line > l + 1
+            {
+                let _ = writeln!(out, "{}", style.gutter("..."));
+            }
+            let _ = writeln!(
+                out,
+                "{} {} {}",
+                style.gutter(&format!("{line:>width$}")),
+                style.gutter("|"),
+                source
+            );
+        }
+        previous = Some((file, line));
+        let (end_line, end_col) = index.line_col_1based(range.end());
+        let line_chars = source.chars().count() as u32;
+        let last = if end_line == line { end_col.max(col + 1) } else { line_chars + 1 };
+        let marks = (last.saturating_sub(col)).max(1) as usize;
+        let mark = if primary { "^" } else { "-" };
+        let underline: String = mark.repeat(marks);
+        let underline = if primary {
+            style.severity(diagnostic.severity, &underline)
+        } else {
+            style.gutter(&underline)
+        };
+        let lead: String = source
+            .chars()
+            .take(col.saturating_sub(1) as usize)
+            .map(|c| if c == '\t' { '\t' } else { ' ' })
+            .collect();
+        match message {
+            Some(message) => {
+                let _ = writeln!(out, "{pad} {} {lead}{underline} {message}", style.gutter("|"));
+            }
+            None => {
+                let _ = writeln!(out, "{pad} {} {lead}{underline}", style.gutter("|"));
+            }
+        }
+    }
+    if let Some(help) = &diagnostic.help {
+        let _ = writeln!(out, "{pad} {} {}: {help}", style.gutter("="), style.bold("help"));
+    }
+    for fix in &diagnostic.fixes {
+        let _ = writeln!(out, "{pad} {} {}: {}", style.gutter("="), style.bold("fix"), fix.label);
+    }
+    out
+}
+
+pub fn summary(errors: usize, warnings: usize, colour: bool) -> String {
+    let style = Style { colour };
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    let text = format!("{}, {}", plural(errors, "error"), plural(warnings, "warning"));
+    if errors > 0 {
+        format!("{}: {text}\n", style.severity(Severity::Error, "check failed"))
+    } else {
+        format!("{}: {text}\n", style.severity(Severity::Warning, "check passed"))
+    }
+}
+
+/// All diagnostics as one JSON array (`[]` when there are none), with 1-based positions.
+pub fn json(db: &Database, diagnostics: &[Diagnostic]) -> String {
+    let mut indexes: Vec<(SourceFile, LineIndex)> = Vec::new();
+    let mut array = Vec::new();
+    for diagnostic in diagnostics {
+        let position = indexes.iter().position(|(file, _)| *file == diagnostic.file);
+        let index = match position {
+            Some(i) => &indexes[i].1,
+            None => {
+                indexes.push((diagnostic.file, LineIndex::new(diagnostic.file.text(db))));
+                &indexes[indexes.len() - 1].1
+            }
+        };
+        let ((line, column), (end_line, end_column)) = positions(index, diagnostic.range);
+        array.push(serde_json::json!({
+            "file": path_of(db, diagnostic.file),
+            "line": line,
+            "column": column,
+            "end_line": end_line,
+            "end_column": end_column,
+            "severity": match diagnostic.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+            },
+            "code": diagnostic.code.as_str(),
+            "message": diagnostic.message,
+        }));
+    }
+    let mut text = serde_json::Value::Array(array).to_string();
+    text.push('\n');
+    text
+}

@@ -1,0 +1,1057 @@
+//! Lowering the AST of one definition into its [`Body`], resolving lexical scopes on the way.
+//!
+//! Every child of every node may be missing in a broken tree; each one becomes
+//! [`Expr::Missing`] or is skipped, never a panic. Long chains such as `1 + 1 + ... + 1` nest
+//! deeply, so the recursive walk grows its stack on demand.
+
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+use smol_str::SmolStr;
+use syntax::{AstNode, SyntaxNode, TextRange, TextSize, ast};
+
+use super::*;
+use crate::{
+    DefKind,
+    builtins::Builtin,
+    db::{Db, DefSource, def_source, item_tree},
+    diagnostics::{Code, HirDiagnostic},
+    literal::{parse_float, parse_int, unquote},
+};
+
+/// How much stack recursion may use before a new segment is allocated, and how big one is.
+pub(crate) const STACK_RED_ZONE: usize = 128 * 1024;
+pub(crate) const STACK_SEGMENT: usize = 2 * 1024 * 1024;
+
+/// A function's signature, as callers see it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Signature {
+    pub name: SmolStr,
+    pub params: Vec<ParamSig>,
+    pub ret: TypeRef,
+    /// The return type's syntax.
+    pub ret_span: Option<RelSpan>,
+    /// Shape variables bound by the parameters, in order of first appearance.
+    pub shape_vars: Vec<SmolStr>,
+    pub name_span: Option<RelSpan>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamSig {
+    pub name: SmolStr,
+    pub qualifier: Option<Qualifier>,
+    pub ty: TypeRef,
+    /// The whole parameter.
+    pub span: RelSpan,
+}
+
+/// Values of the file's top-level `cns int` constants that are constant expressions: what
+/// dimensions in function signatures may name.
+#[salsa::tracked(returns(ref))]
+pub fn const_ints(db: &dyn Db, file: crate::SourceFile) -> Arc<FxHashMap<SmolStr, i64>> {
+    let mut values = FxHashMap::default();
+    for item in &item_tree(db, file).top_level {
+        let node = SyntaxNode::new_root(item.node.clone());
+        let Some(decl) = ast::VarDecl::cast(node) else { continue };
+        let is_cns_int = qualifier_of(decl.qualifier()) == Some(Qualifier::Cns)
+            && matches!(decl.ty(), Some(ast::Type::PrimType(p)) if p.kind() == Some(ast::PrimTypeKind::Int));
+        if !is_cns_int {
+            continue;
+        }
+        for declarator in decl.declarators() {
+            let Some(name) = declarator.name() else { continue };
+            let value = declarator
+                .initializer()
+                .and_then(|init| init.expr())
+                .and_then(|expr| const_eval(&expr, &|n| values.get(n).copied()));
+            if let Some(value) = value {
+                values.entry(SmolStr::new(name.text())).or_insert(value);
+            }
+        }
+    }
+    Arc::new(values)
+}
+
+/// The signature of a function definition (empty for tests and the top level).
+#[salsa::tracked(returns(ref))]
+pub fn signature_query(db: &dyn Db, def: DefId) -> Arc<Signature> {
+    Arc::new(body_query(db, def).signature.clone())
+}
+
+/// The lowered body of a definition, with its signature when it is a function.
+#[salsa::tracked(returns(ref))]
+pub fn body_query(db: &dyn Db, def: DefId) -> Arc<LoweredBody> {
+    let source: &DefSource = def_source(db, def);
+    let globals = const_ints(db, def.file(db)).clone();
+    let mut lowerer = Lowerer::new(def, globals);
+    match def.kind(db) {
+        DefKind::Function => {
+            if let Some(node) = source.chunks.first()
+                && let Some(fn_def) = ast::FnDef::cast(SyntaxNode::new_root(node.clone()))
+            {
+                lowerer.lower_fn(&fn_def);
+            }
+        }
+        DefKind::Test => {
+            if let Some(node) = source.chunks.first()
+                && let Some(test) = ast::TestDef::cast(SyntaxNode::new_root(node.clone()))
+                && let Some(block) = test.block()
+            {
+                lowerer.scope_ends[0] =
+                    ScopeEnd { chunk: 0, offset: test.syntax().text_range().end() };
+                let root = lowerer.lower_items(block.items());
+                lowerer.body.root = root;
+            }
+        }
+        DefKind::TopLevel => {
+            let mut root = Vec::new();
+            for (i, node) in source.chunks.iter().enumerate() {
+                lowerer.chunk = i as u32;
+                let node = SyntaxNode::new_root(node.clone());
+                if let Some(stmt) = ast::Stmt::cast(node) {
+                    root.extend(lowerer.lower_stmt(&stmt));
+                }
+            }
+            lowerer.body.root = root;
+        }
+    }
+    Arc::new(LoweredBody {
+        body: lowerer.body,
+        signature: lowerer.signature,
+        close_brace: lowerer.close_brace,
+    })
+}
+
+/// A body with the signature lowered alongside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoweredBody {
+    pub body: Body,
+    /// The signature, kept apart so that callers do not depend on the body.
+    pub signature: Signature,
+    /// The closing brace of a function's body, where a missing `return` is reported.
+    pub close_brace: Option<RelSpan>,
+}
+
+struct Lowerer {
+    def: DefId,
+    body: Body,
+    signature: Signature,
+    close_brace: Option<RelSpan>,
+    scopes: Vec<FxHashMap<SmolStr, LocalId>>,
+    /// Where each open scope ends, for the visibility of its locals.
+    scope_ends: Vec<ScopeEnd>,
+    chunk: u32,
+    globals: Arc<FxHashMap<SmolStr, i64>>,
+    loop_depth: u32,
+}
+
+/// How the walk treats a name in a dimension that nothing binds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FreeDims {
+    /// A parameter: the name becomes a shape variable of the function.
+    BindShapeVar,
+    /// A return type: the name is a shape variable the parameters may or may not bind.
+    Allow,
+    /// A declaration with an initializer: the name is bound to the initializer's extent.
+    BindFromInit,
+    /// A declaration without an initializer, a cast or `sizeof`: an error.
+    Reject,
+}
+
+impl Lowerer {
+    fn new(def: DefId, globals: Arc<FxHashMap<SmolStr, i64>>) -> Lowerer {
+        Lowerer {
+            def,
+            body: Body::default(),
+            signature: Signature::default(),
+            close_brace: None,
+            scopes: vec![FxHashMap::default()],
+            scope_ends: vec![ScopeEnd { chunk: u32::MAX, offset: 0.into() }],
+            chunk: 0,
+            globals,
+            loop_depth: 0,
+        }
+    }
+
+    fn span(&self, node: &SyntaxNode) -> RelSpan {
+        RelSpan { chunk: self.chunk, range: node.text_range() }
+    }
+
+    fn range_span(&self, range: TextRange) -> RelSpan {
+        RelSpan { chunk: self.chunk, range }
+    }
+
+    fn hir_span(&self, span: RelSpan) -> HirSpan {
+        HirSpan { def: self.def, span }
+    }
+
+    fn error(&mut self, code: Code, span: RelSpan, message: String) -> &mut HirDiagnostic {
+        let diagnostic = HirDiagnostic::new(code, self.hir_span(span), message);
+        self.body.diagnostics.push(diagnostic);
+        let last = self.body.diagnostics.len() - 1;
+        &mut self.body.diagnostics[last]
+    }
+
+    fn alloc_expr(&mut self, expr: Expr, span: RelSpan) -> ExprId {
+        let id = self.body.exprs.alloc(expr);
+        self.body.source_map.expr_spans.push(span);
+        id
+    }
+
+    fn alloc_stmt(&mut self, stmt: Stmt, span: RelSpan) -> StmtId {
+        let id = self.body.stmts.alloc(stmt);
+        self.body.source_map.stmt_spans.push(span);
+        id
+    }
+
+    fn alloc_local(&mut self, local: Local, span: RelSpan) -> LocalId {
+        let id = self.body.locals.alloc(local);
+        self.body.source_map.local_spans.push(span);
+        let end = self
+            .scope_ends
+            .last()
+            .copied()
+            .unwrap_or(ScopeEnd { chunk: u32::MAX, offset: 0.into() });
+        self.body.source_map.local_visibility.push(Visibility {
+            start: ScopeEnd { chunk: span.chunk, offset: span.range.end() },
+            end,
+        });
+        id
+    }
+
+    fn lookup(&self, name: &str) -> Option<LocalId> {
+        self.scopes.iter().rev().find_map(|scope| scope.get(name).copied())
+    }
+
+    fn depth(&self) -> u32 {
+        (self.scopes.len() - 1) as u32
+    }
+
+    /// Binds `name` in the innermost scope, or reports the redeclaration and keeps the first.
+    fn bind(&mut self, name: &SmolStr, local: LocalId) {
+        if name.is_empty() {
+            return;
+        }
+        let previous = self.scopes.last().and_then(|scope| scope.get(name).copied());
+        match previous {
+            Some(previous) => {
+                let span = self.body.source_map.local(local);
+                let previous_span = self.hir_span(self.body.source_map.local(previous));
+                let previous_kind = self.body.locals[previous].kind;
+                let what = match previous_kind {
+                    LocalKind::Param => "a parameter",
+                    LocalKind::ShapeVar => "a shape variable",
+                    LocalKind::Variable => "a variable",
+                };
+                self.error(
+                    Code::Redeclaration,
+                    span,
+                    format!("`{name}` is already declared in this scope, as {what}"),
+                )
+                .label(previous_span, format!("`{name}` first declared here"))
+                .help("rename one of them; an inner block `{ ... }` may shadow an outer name");
+            }
+            None => {
+                if let Some(scope) = self.scopes.last_mut() {
+                    scope.insert(name.clone(), local);
+                }
+            }
+        }
+    }
+
+    /// Opens a scope that ends at `end` (relative to the current chunk).
+    fn push_scope(&mut self, end: TextSize) {
+        self.scopes.push(FxHashMap::default());
+        self.scope_ends.push(ScopeEnd { chunk: self.chunk, offset: end });
+    }
+
+    fn pop_scope(&mut self) {
+        if self.scopes.len() > 1 {
+            self.scopes.pop();
+            self.scope_ends.pop();
+        }
+    }
+
+    // ----- definitions -----
+
+    fn lower_fn(&mut self, fn_def: &ast::FnDef) {
+        self.scope_ends[0] = ScopeEnd { chunk: 0, offset: fn_def.syntax().text_range().end() };
+        self.signature.name =
+            fn_def.name().map(|name| SmolStr::new(name.text())).unwrap_or_default();
+        self.signature.name_span = fn_def.name().map(|name| self.span(name.syntax()));
+        self.close_brace = fn_def
+            .block()
+            .and_then(|block| block.r_curly_token())
+            .map(|brace| self.range_span(brace.text_range()));
+        for param in fn_def.param_list().into_iter().flat_map(|list| list.params()) {
+            self.lower_param(&param);
+        }
+        if let Some(ret) = fn_def.ret_type() {
+            self.signature.ret_span = Some(self.span(ret.syntax()));
+            self.signature.ret = match ret.ty() {
+                Some(ty) => self.lower_type(&ty, Vec::new(), FreeDims::Allow),
+                None => TypeRef::Error,
+            };
+        }
+        if let Some(block) = fn_def.block() {
+            let root = self.lower_items(block.items());
+            self.body.root = root;
+        }
+    }
+
+    fn lower_param(&mut self, param: &ast::Param) {
+        let name = param.name().map(|n| SmolStr::new(n.text())).unwrap_or_default();
+        let qualifier = qualifier_of(param.qualifier());
+        let span = self.span(param.syntax());
+        let name_span = param.name().map_or(span, |n| self.span(n.syntax()));
+        let dims: Vec<ast::Dim> = param.dims().collect();
+        let ty = match param.ty() {
+            Some(ty) => self.lower_type(&ty, dims, FreeDims::BindShapeVar),
+            None => TypeRef::Error,
+        };
+        self.check_qualified_type(qualifier, &ty, &param.qualifier(), span, true);
+        if ty == TypeRef::Void {
+            self.error(Code::VoidValue, span, format!("parameter `{name}` cannot have type void"));
+        }
+        let local = self.alloc_local(
+            Local {
+                name: name.clone(),
+                qualifier,
+                ty: ty.clone(),
+                kind: LocalKind::Param,
+                const_value: None,
+                scope_depth: 0,
+            },
+            name_span,
+        );
+        self.bind(&name, local);
+        self.body.params.push(local);
+        self.signature.params.push(ParamSig { name, qualifier, ty, span });
+    }
+
+    /// `var` only on differentiable types; `cns` needs an initializer (checked by the caller).
+    fn check_qualified_type(
+        &mut self,
+        qualifier: Option<Qualifier>,
+        ty: &TypeRef,
+        syntax: &Option<ast::Qualifier>,
+        fallback: RelSpan,
+        _is_param: bool,
+    ) {
+        if qualifier != Some(Qualifier::Var) {
+            return;
+        }
+        let what = match ty {
+            TypeRef::Int => "int",
+            TypeRef::Char => "char",
+            TypeRef::Bool => "bool",
+            TypeRef::Void => "void",
+            _ => return,
+        };
+        let span = syntax.as_ref().map_or(fallback, |q| self.span(q.syntax()));
+        self.error(
+            Code::VarNotDifferentiable,
+            span,
+            format!("`var` cannot qualify `{what}`: {what} values are not differentiable"),
+        )
+        .help("`var` marks a leaf of the computational graph; use it on `float` or `Tensor`");
+    }
+
+    /// The items of a block, in the current scope.
+    fn lower_items(&mut self, items: impl Iterator<Item = ast::Item>) -> Vec<StmtId> {
+        let mut stmts = Vec::new();
+        for item in items {
+            // Functions, tests and imports inside a block were reported by the parser.
+            if let ast::Item::Stmt(stmt) = item {
+                stmts.extend(self.lower_stmt(&stmt));
+            }
+        }
+        stmts
+    }
+
+    fn lower_block(&mut self, block: Option<ast::Block>) -> Vec<StmtId> {
+        let end = block.as_ref().map_or(0.into(), |b| b.syntax().text_range().end());
+        self.push_scope(end);
+        let stmts = match block {
+            Some(block) => self.lower_items(block.items()),
+            None => Vec::new(),
+        };
+        self.pop_scope();
+        stmts
+    }
+
+    // ----- statements -----
+
+    fn lower_stmt(&mut self, stmt: &ast::Stmt) -> Vec<StmtId> {
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.lower_stmt_inner(stmt))
+    }
+
+    fn lower_stmt_inner(&mut self, stmt: &ast::Stmt) -> Vec<StmtId> {
+        let span = self.span(stmt.syntax());
+        let lowered = match stmt {
+            ast::Stmt::VarDecl(decl) => return self.lower_decl(decl),
+            ast::Stmt::ExprStmt(expr_stmt) => match expr_stmt.expr() {
+                Some(expr) => match self.try_lower_index_stmt(&expr) {
+                    Some(index) => Stmt::Index(index),
+                    None => Stmt::Expr(self.lower_expr(&expr)),
+                },
+                None => return Vec::new(),
+            },
+            ast::Stmt::Block(block) => Stmt::Block(self.lower_block(Some(block.clone()))),
+            ast::Stmt::IfStmt(if_stmt) => {
+                let mut branches = Vec::new();
+                let cond = self.lower_condition(if_stmt.condition(), span);
+                let body = self.lower_block(if_stmt.block());
+                branches.push(IfBranch { cond, body });
+                for elif in if_stmt.elif_branches() {
+                    let elif_span = self.span(elif.syntax());
+                    let cond = self.lower_condition(elif.condition(), elif_span);
+                    let body = self.lower_block(elif.block());
+                    branches.push(IfBranch { cond, body });
+                }
+                let else_branch =
+                    if_stmt.else_branch().map(|branch| self.lower_block(branch.block()));
+                Stmt::If { branches, else_branch }
+            }
+            ast::Stmt::LoopStmt(loop_stmt) => {
+                self.push_scope(loop_stmt.syntax().text_range().end());
+                let init = match loop_stmt.loop_init() {
+                    Some(init) => match (init.decl(), init.expr()) {
+                        (Some(decl), _) => self.lower_decl(&decl),
+                        (None, Some(expr)) => {
+                            let init_span = self.span(expr.syntax());
+                            let expr = self.lower_expr(&expr);
+                            vec![self.alloc_stmt(Stmt::Expr(expr), init_span)]
+                        }
+                        (None, None) => Vec::new(),
+                    },
+                    None => Vec::new(),
+                };
+                let cond =
+                    loop_stmt.loop_cond().and_then(|c| c.expr()).map(|e| self.lower_expr(&e));
+                let step =
+                    loop_stmt.loop_step().and_then(|s| s.expr()).map(|e| self.lower_expr(&e));
+                self.loop_depth += 1;
+                let body = self.lower_block(loop_stmt.block());
+                self.loop_depth -= 1;
+                self.pop_scope();
+                Stmt::Loop { init, cond, step, body }
+            }
+            ast::Stmt::BreakStmt(_) | ast::Stmt::ContinueStmt(_) => {
+                let is_break = matches!(stmt, ast::Stmt::BreakStmt(_));
+                if self.loop_depth == 0 {
+                    let keyword = if is_break { "break" } else { "continue" };
+                    self.error(
+                        Code::BreakOutsideLoop,
+                        span,
+                        format!("`{keyword}` outside of a loop"),
+                    )
+                    .help(format!("`{keyword}` may only appear inside the body of a `loop`"));
+                }
+                if is_break { Stmt::Break } else { Stmt::Continue }
+            }
+            ast::Stmt::ReturnStmt(ret) => Stmt::Return(ret.expr().map(|e| self.lower_expr(&e))),
+        };
+        vec![self.alloc_stmt(lowered, span)]
+    }
+
+    fn lower_condition(&mut self, cond: Option<ast::Condition>, fallback: RelSpan) -> ExprId {
+        match cond.and_then(|c| c.expr()) {
+            Some(expr) => self.lower_expr(&expr),
+            None => self.alloc_expr(Expr::Missing, fallback),
+        }
+    }
+
+    fn lower_decl(&mut self, decl: &ast::VarDecl) -> Vec<StmtId> {
+        let qualifier = qualifier_of(decl.qualifier());
+        let mut stmts = Vec::new();
+        let mut reported_qualifier = false;
+        for declarator in decl.declarators() {
+            let span = self.span(declarator.syntax());
+            let name = declarator.name().map(|n| SmolStr::new(n.text())).unwrap_or_default();
+            let name_span = declarator.name().map_or(span, |n| self.span(n.syntax()));
+            let init_expr = declarator.initializer().and_then(|init| init.expr());
+            let has_init = declarator.initializer().is_some();
+            // The initializer is in the scope before the name: `int x = x;` reads an outer `x`.
+            let init = init_expr.as_ref().map(|e| self.lower_expr(e));
+            let dims: Vec<ast::Dim> = declarator.dims().collect();
+            let free = if has_init { FreeDims::BindFromInit } else { FreeDims::Reject };
+            let (ty, fresh) = match decl.ty() {
+                Some(ty) => self.lower_decl_type(&ty, dims, free),
+                None => (TypeRef::Error, Vec::new()),
+            };
+            if !reported_qualifier {
+                let errors = self.body.diagnostics.len();
+                self.check_qualified_type(qualifier, &ty, &decl.qualifier(), span, false);
+                reported_qualifier = self.body.diagnostics.len() > errors;
+            }
+            if ty == TypeRef::Void {
+                self.error(
+                    Code::VoidValue,
+                    name_span,
+                    format!("variable `{name}` cannot have type void"),
+                );
+            }
+            if qualifier == Some(Qualifier::Cns) && !has_init {
+                let insert_at = self.hir_span(self.range_span(TextRange::empty(span.range.end())));
+                self.error(
+                    Code::CnsWithoutInit,
+                    name_span,
+                    format!("constant `{name}` must be initialised"),
+                )
+                .help(format!("give it a value: `{name} = ...`"))
+                .fix_insert("add an initializer", insert_at, " = 0");
+            }
+            let const_value = match (&ty, qualifier, &init_expr) {
+                (TypeRef::Int, Some(Qualifier::Cns), Some(expr)) => {
+                    const_eval(expr, &|n| self.const_of(n))
+                }
+                _ => None,
+            };
+            let local = self.alloc_local(
+                Local {
+                    name: name.clone(),
+                    qualifier,
+                    ty,
+                    kind: LocalKind::Variable,
+                    const_value,
+                    scope_depth: self.depth(),
+                },
+                name_span,
+            );
+            self.bind(&name, local);
+            for (var_name, var_span) in fresh {
+                let var = self.alloc_local(
+                    Local {
+                        name: var_name.clone(),
+                        qualifier: Some(Qualifier::Cns),
+                        ty: TypeRef::Int,
+                        kind: LocalKind::ShapeVar,
+                        const_value: None,
+                        scope_depth: self.depth(),
+                    },
+                    var_span,
+                );
+                self.bind(&var_name, var);
+            }
+            stmts.push(self.alloc_stmt(Stmt::Decl { local, init }, span));
+        }
+        stmts
+    }
+
+    fn const_of(&self, name: &str) -> Option<i64> {
+        match self.lookup(name) {
+            Some(local) => self.body.locals[local].const_value,
+            None => self.globals.get(name).copied(),
+        }
+    }
+
+    // ----- types -----
+
+    fn lower_type(&mut self, ty: &ast::Type, extra: Vec<ast::Dim>, free: FreeDims) -> TypeRef {
+        self.lower_decl_type(ty, extra, free).0
+    }
+
+    /// A type and the shape variables its dimensions bind fresh (for a declaration to bind after
+    /// its name). Parameters bind theirs at once.
+    fn lower_decl_type(
+        &mut self,
+        ty: &ast::Type,
+        extra: Vec<ast::Dim>,
+        free: FreeDims,
+    ) -> (TypeRef, Vec<(SmolStr, RelSpan)>) {
+        let mut fresh = Vec::new();
+        let ty = match ty {
+            ast::Type::PrimType(prim) => {
+                let lowered = match prim.kind() {
+                    Some(ast::PrimTypeKind::Int) => TypeRef::Int,
+                    Some(ast::PrimTypeKind::Float) => TypeRef::Float,
+                    Some(ast::PrimTypeKind::Char) => TypeRef::Char,
+                    Some(ast::PrimTypeKind::Bool) => TypeRef::Bool,
+                    Some(ast::PrimTypeKind::Void) => TypeRef::Void,
+                    None => TypeRef::Error,
+                };
+                if let Some(first) = extra.first() {
+                    let span = self.span(first.syntax());
+                    self.error(
+                        Code::InvalidDimension,
+                        span,
+                        "only tensors have dimensions".to_owned(),
+                    )
+                    .help("declare it as `Tensor` to give it a shape");
+                }
+                lowered
+            }
+            ast::Type::TensorType(tensor) => {
+                let mut dims = Vec::new();
+                for dim in tensor.dims().chain(extra) {
+                    dims.push(self.lower_dim(&dim, free, &mut fresh));
+                }
+                TypeRef::Tensor(dims)
+            }
+        };
+        (ty, fresh)
+    }
+
+    fn lower_dim(
+        &mut self,
+        dim: &ast::Dim,
+        free: FreeDims,
+        fresh: &mut Vec<(SmolStr, RelSpan)>,
+    ) -> DimRef {
+        let span = self.span(dim.syntax());
+        let Some(expr) = dim.expr() else {
+            if dim.r_brack_token().is_some() {
+                self.error(
+                    Code::InvalidDimension,
+                    span,
+                    "empty dimension `[]` in a declaration".to_owned(),
+                )
+                .help("write the extent, as in `[3]`, or leave the brackets out for rank 0");
+            }
+            return DimRef::Error;
+        };
+        if let ast::Expr::PathExpr(path) = &expr {
+            let name = path.name_ref().map(|n| SmolStr::new(n.text())).unwrap_or_default();
+            let expr_span = self.span(expr.syntax());
+            if let Some(local) = self.lookup(&name) {
+                let local = &self.body.locals[local];
+                return match (local.kind, local.const_value) {
+                    (LocalKind::ShapeVar, _) => DimRef::Var(name),
+                    (_, Some(value)) => self.checked_extent(value, span),
+                    _ => {
+                        self.error(
+                            Code::InvalidDimension,
+                            expr_span,
+                            format!("`{name}` is not a constant: a dimension must be an integer literal, a `cns int` or a shape variable"),
+                        )
+                        .help(format!("declare it as `cns int {name} = ...;`"));
+                        DimRef::Error
+                    }
+                };
+            }
+            if let Some(&value) = self.globals.get(&name) {
+                return self.checked_extent(value, span);
+            }
+            if fresh.iter().any(|(n, _)| *n == name) {
+                return DimRef::Var(name);
+            }
+            return match free {
+                FreeDims::BindShapeVar => {
+                    let local = self.alloc_local(
+                        Local {
+                            name: name.clone(),
+                            qualifier: Some(Qualifier::Cns),
+                            ty: TypeRef::Int,
+                            kind: LocalKind::ShapeVar,
+                            const_value: None,
+                            scope_depth: 0,
+                        },
+                        expr_span,
+                    );
+                    self.bind(&name, local);
+                    self.signature.shape_vars.push(name.clone());
+                    DimRef::Var(name)
+                }
+                FreeDims::Allow => DimRef::Var(name),
+                FreeDims::BindFromInit => {
+                    fresh.push((name.clone(), expr_span));
+                    DimRef::Var(name)
+                }
+                FreeDims::Reject => {
+                    self.error(
+                        Code::UnknownDimension,
+                        expr_span,
+                        format!("cannot find `{name}` for this dimension"),
+                    )
+                    .help(format!(
+                        "a new shape variable such as `{name}` can only be bound by a parameter or by a declaration with an initializer"
+                    ));
+                    DimRef::Error
+                }
+            };
+        }
+        match const_eval(&expr, &|n| self.const_of(n)) {
+            Some(value) => self.checked_extent(value, span),
+            None => {
+                let expr_span = self.span(expr.syntax());
+                self.error(
+                    Code::InvalidDimension,
+                    expr_span,
+                    "a dimension must be an integer literal, a `cns int` or a shape variable"
+                        .to_owned(),
+                );
+                DimRef::Error
+            }
+        }
+    }
+
+    fn checked_extent(&mut self, value: i64, span: RelSpan) -> DimRef {
+        if value < 0 {
+            self.error(
+                Code::InvalidDimension,
+                span,
+                format!("a dimension cannot be negative ({value})"),
+            );
+            return DimRef::Error;
+        }
+        DimRef::Known(value)
+    }
+
+    /// A type inside an expression (a cast or `sizeof`): no new shape variables.
+    fn lower_expr_type(&mut self, ty: Option<ast::Type>) -> TypeRef {
+        match ty {
+            Some(ty) => self.lower_type(&ty, Vec::new(), FreeDims::Reject),
+            None => TypeRef::Error,
+        }
+    }
+
+    // ----- expressions -----
+
+    fn lower_opt_expr(&mut self, expr: Option<ast::Expr>, fallback: &SyntaxNode) -> ExprId {
+        match expr {
+            Some(expr) => self.lower_expr(&expr),
+            None => {
+                let span = self.range_span(TextRange::empty(fallback.text_range().end()));
+                self.alloc_expr(Expr::Missing, span)
+            }
+        }
+    }
+
+    fn lower_expr(&mut self, expr: &ast::Expr) -> ExprId {
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.lower_expr_inner(expr))
+    }
+
+    fn lower_expr_inner(&mut self, expr: &ast::Expr) -> ExprId {
+        let node = expr.syntax();
+        let span = self.span(node);
+        let lowered = match expr {
+            ast::Expr::Literal(literal) => self.lower_literal(literal, span),
+            ast::Expr::PathExpr(path) => {
+                let name = path.name_ref().map(|n| SmolStr::new(n.text())).unwrap_or_default();
+                let local = self.lookup(&name);
+                Expr::Name { name, local }
+            }
+            ast::Expr::ParenExpr(paren) => {
+                return match paren.expr() {
+                    Some(inner) => self.lower_expr(&inner),
+                    None => self.alloc_expr(Expr::Missing, span),
+                };
+            }
+            ast::Expr::TensorLit(lit) => {
+                Expr::TensorLit(lit.exprs().map(|e| self.lower_expr(&e)).collect())
+            }
+            ast::Expr::CallExpr(call) => return self.lower_call(call, span),
+            ast::Expr::IndexExpr(index) => {
+                let base = self.lower_opt_expr(index.base(), node);
+                match index.slice() {
+                    Some(slice) => {
+                        let start = slice.start().map(|e| self.lower_expr(&e));
+                        let end = slice.end().map(|e| self.lower_expr(&e));
+                        Expr::Slice { base, start, end }
+                    }
+                    None => {
+                        let index = self.lower_opt_expr(index.index(), node);
+                        Expr::Index { base, index }
+                    }
+                }
+            }
+            ast::Expr::PrefixExpr(prefix) => {
+                let operand = self.lower_opt_expr(prefix.expr(), node);
+                match prefix.op_kind() {
+                    Some(ast::PrefixOp::Neg) => Expr::Unary { op: UnaryOp::Neg, operand },
+                    Some(ast::PrefixOp::Plus) => Expr::Unary { op: UnaryOp::Plus, operand },
+                    Some(ast::PrefixOp::Not) => Expr::Unary { op: UnaryOp::Not, operand },
+                    Some(ast::PrefixOp::PreInc) => {
+                        Expr::IncDec { target: operand, increment: true, prefix: true }
+                    }
+                    Some(ast::PrefixOp::PreDec) => {
+                        Expr::IncDec { target: operand, increment: false, prefix: true }
+                    }
+                    Some(ast::PrefixOp::BitNot) => {
+                        Expr::Unary { op: UnaryOp::Rejected(RejectedOp::BitNot), operand }
+                    }
+                    Some(ast::PrefixOp::AddressOf) => {
+                        Expr::Unary { op: UnaryOp::Rejected(RejectedOp::AddressOf), operand }
+                    }
+                    Some(ast::PrefixOp::Deref) => {
+                        Expr::Unary { op: UnaryOp::Rejected(RejectedOp::Deref), operand }
+                    }
+                    Some(ast::PrefixOp::At) => {
+                        Expr::Unary { op: UnaryOp::Rejected(RejectedOp::At), operand }
+                    }
+                    None => Expr::Missing,
+                }
+            }
+            ast::Expr::PostfixExpr(postfix) => {
+                let target = self.lower_opt_expr(postfix.expr(), node);
+                Expr::IncDec { target, increment: postfix.is_increment(), prefix: false }
+            }
+            ast::Expr::CastExpr(cast) => {
+                let ty = self.lower_expr_type(cast.ty());
+                let operand = self.lower_opt_expr(cast.expr(), node);
+                Expr::Cast { ty, operand }
+            }
+            ast::Expr::SizeofExpr(sizeof) => match (sizeof.sizeof_type(), sizeof.expr()) {
+                (Some(ty), _) => Expr::SizeofType(self.lower_expr_type(ty.ty())),
+                (None, Some(inner)) => Expr::SizeofExpr(self.lower_expr(&inner)),
+                (None, None) => Expr::Missing,
+            },
+            ast::Expr::BinExpr(bin) => {
+                let lhs = self.lower_opt_expr(bin.lhs(), node);
+                let rhs = self.lower_opt_expr(bin.rhs(), node);
+                match bin.op_kind() {
+                    Some(ast::BinaryOp::Arith(op)) => {
+                        Expr::Binary { op: BinaryOp::Arith(op), lhs, rhs }
+                    }
+                    Some(ast::BinaryOp::Cmp(op)) => {
+                        Expr::Binary { op: BinaryOp::Cmp(op), lhs, rhs }
+                    }
+                    Some(ast::BinaryOp::Logic(op)) => {
+                        Expr::Binary { op: BinaryOp::Logic(op), lhs, rhs }
+                    }
+                    Some(ast::BinaryOp::Assign(op)) => Expr::Assign { op, target: lhs, value: rhs },
+                    None => Expr::Missing,
+                }
+            }
+            ast::Expr::TernaryExpr(ternary) => {
+                let cond = self.lower_opt_expr(ternary.cond(), node);
+                let then_branch = self.lower_opt_expr(ternary.then_branch(), node);
+                let else_branch = self.lower_opt_expr(ternary.else_branch(), node);
+                Expr::Ternary { cond, then_branch, else_branch }
+            }
+        };
+        self.alloc_expr(lowered, span)
+    }
+
+    fn lower_literal(&mut self, literal: &ast::Literal, span: RelSpan) -> Expr {
+        let Some(token) = literal.token() else { return Expr::Missing };
+        let text = token.text();
+        match literal.kind() {
+            Some(ast::LiteralKind::Int) => match parse_int(text) {
+                Some(value) => Expr::Literal(Literal::Int(value)),
+                None => {
+                    if text.chars().all(|c| c.is_ascii_digit()) {
+                        self.error(
+                            Code::LiteralOutOfRange,
+                            span,
+                            format!("integer literal `{text}` does not fit in a 64-bit int"),
+                        )
+                        .help("write it as a float, such as `1e20`, if you need a large value");
+                    }
+                    Expr::Missing
+                }
+            },
+            Some(ast::LiteralKind::Float) => Expr::Literal(Literal::float(parse_float(text))),
+            Some(ast::LiteralKind::Char) => {
+                let value = unquote(text);
+                let mut chars = value.chars();
+                match (chars.next(), chars.next()) {
+                    (Some(c), None) if c.is_ascii() => Expr::Literal(Literal::Char(c as u8)),
+                    // Empty, multi-character and non-ASCII literals were reported by the lexer.
+                    _ => Expr::Missing,
+                }
+            }
+            Some(ast::LiteralKind::String) => {
+                Expr::Literal(Literal::String(SmolStr::new(unquote(text))))
+            }
+            Some(ast::LiteralKind::Bool(value)) => Expr::Literal(Literal::Bool(value)),
+            None => Expr::Missing,
+        }
+    }
+
+    fn lower_call(&mut self, call: &ast::CallExpr, span: RelSpan) -> ExprId {
+        if let Some(transform) = self.try_lower_transform(call, span) {
+            return transform;
+        }
+        let callee = self.lower_opt_expr(call.callee(), call.syntax());
+        let args = call.args().map(|arg| self.lower_expr(&arg)).collect();
+        self.alloc_expr(Expr::Call { callee, args }, span)
+    }
+
+    /// `grad(f)`, `grad(f, 1)`, `jvp(grad(f))`...: a transform name no local shadows, applied to
+    /// a name no local binds (so not `grad(x)` on a variable) or to another transform.
+    fn try_lower_transform(&mut self, call: &ast::CallExpr, span: RelSpan) -> Option<ExprId> {
+        let op = self.transform_op_of(call)?;
+        let mut args = call.args();
+        let func = args.next()?;
+        let is_function = match &func {
+            ast::Expr::PathExpr(path) => {
+                let name = path.name_ref().map(|n| n.text()).unwrap_or_default();
+                self.lookup(&name).is_none()
+            }
+            ast::Expr::CallExpr(inner) => self.transform_op_of(inner).is_some(),
+            _ => false,
+        };
+        if !is_function {
+            return None;
+        }
+        let func = self.lower_expr(&func);
+        let wrt = args.next().map(|arg| self.lower_expr(&arg));
+        if let Some(extra) = args.next() {
+            let extra_span = self.span(extra.syntax());
+            self.error(
+                Code::ArgumentCount,
+                extra_span,
+                format!("`{}` takes a function and at most a parameter index", op.name()),
+            )
+            .help(format!("write `{}(f, k)(arguments...)`", op.name()));
+        }
+        Some(self.alloc_expr(Expr::Transform { op, func, wrt }, span))
+    }
+
+    fn transform_op_of(&self, call: &ast::CallExpr) -> Option<TransformOp> {
+        let ast::Expr::PathExpr(path) = call.callee()? else { return None };
+        let name = path.name_ref()?.text();
+        if self.lookup(&name).is_some() {
+            return None;
+        }
+        TransformOp::from_name(&name)
+    }
+
+    // ----- index statements -----
+
+    /// `C(i,j) op rhs` where the left side is a name applied to bare names.
+    fn try_lower_index_stmt(&mut self, expr: &ast::Expr) -> Option<IndexStmt> {
+        let ast::Expr::BinExpr(bin) = expr else { return None };
+        let Some(ast::BinaryOp::Assign(op)) = bin.op_kind() else { return None };
+        let ast::Expr::CallExpr(lhs) = bin.lhs()? else { return None };
+        let target = self.labelled_view(&lhs)?;
+        let op = match op {
+            None => IndexAssignOp::Assign,
+            Some(ArithOp::Add) => IndexAssignOp::AddAssign,
+            Some(ArithOp::Mul) => IndexAssignOp::MulAssign,
+            Some(_) => {
+                let op_span =
+                    bin.op_token().map_or(target.span, |t| self.range_span(t.text_range()));
+                let op_text = bin.op_token().map(|t| t.text().to_owned()).unwrap_or_default();
+                self.error(
+                    Code::IndexStmtForm,
+                    op_span,
+                    format!("index statements support `=`, `+=` and `*=`, not `{op_text}`"),
+                )
+                .help("to subtract, add a negated product: `C(i,j) += -1.0 * A(i,j);`");
+                IndexAssignOp::Assign
+            }
+        };
+        let mut factors = Vec::new();
+        if let Some(rhs) = bin.rhs() {
+            self.index_factors(&rhs, &mut factors);
+        }
+        Some(IndexStmt { target, op, factors })
+    }
+
+    fn labelled_view(&mut self, call: &ast::CallExpr) -> Option<IndexOperand> {
+        let ast::Expr::PathExpr(path) = call.callee()? else { return None };
+        let name = path.name_ref()?.text();
+        let args: Vec<ast::Expr> = call.args().collect();
+        if !args.iter().all(|arg| matches!(arg, ast::Expr::PathExpr(_))) {
+            return None;
+        }
+        if Builtin::from_name(&name).is_some() && self.lookup(&name).is_none() {
+            return None;
+        }
+        let tensor_span = self.span(path.syntax());
+        let local = self.lookup(&name);
+        let tensor = self.alloc_expr(Expr::Name { name: SmolStr::new(name), local }, tensor_span);
+        let labels = args
+            .iter()
+            .map(|arg| {
+                let text = match arg {
+                    ast::Expr::PathExpr(p) => p.name_ref().map(|n| n.text()).unwrap_or_default(),
+                    _ => String::new(),
+                };
+                IndexLabel { name: SmolStr::new(text), span: self.span(arg.syntax()) }
+            })
+            .collect();
+        Some(IndexOperand { tensor, labels, span: self.span(call.syntax()) })
+    }
+
+    fn index_factors(&mut self, expr: &ast::Expr, out: &mut Vec<IndexFactor>) {
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || match expr {
+            ast::Expr::BinExpr(bin)
+                if bin.op_kind() == Some(ast::BinaryOp::Arith(ArithOp::Mul)) =>
+            {
+                if let Some(lhs) = bin.lhs() {
+                    self.index_factors(&lhs, out);
+                }
+                if let Some(rhs) = bin.rhs() {
+                    self.index_factors(&rhs, out);
+                }
+            }
+            ast::Expr::ParenExpr(paren) => {
+                if let Some(inner) = paren.expr() {
+                    self.index_factors(&inner, out);
+                }
+            }
+            ast::Expr::CallExpr(call) => match self.labelled_view(call) {
+                Some(view) => out.push(IndexFactor::Tensor(view)),
+                None => out.push(IndexFactor::Scalar(self.lower_scalar_factor(expr))),
+            },
+            _ => out.push(IndexFactor::Scalar(self.lower_scalar_factor(expr))),
+        })
+    }
+
+    /// A scalar factor; labelled views nested inside it (`A(i,j) + B(i,j)`) are not a product.
+    fn lower_scalar_factor(&mut self, expr: &ast::Expr) -> ExprId {
+        let nested = expr.syntax().descendants().filter_map(ast::CallExpr::cast).find(|call| {
+            matches!(call.callee(), Some(ast::Expr::PathExpr(p))
+                if p.name_ref().is_some_and(|n| self.lookup(&n.text()).is_some()))
+        });
+        if let Some(call) = nested {
+            let span = self.span(call.syntax());
+            self.error(
+                Code::IndexStmtForm,
+                span,
+                "the right side of an index statement must be a product of labelled tensors and scalars"
+                    .to_owned(),
+            )
+            .help("split sums into several statements: `C(i,j) = A(i,j); C(i,j) += B(i,j);`");
+            let span = self.span(expr.syntax());
+            return self.alloc_expr(Expr::Missing, span);
+        }
+        self.lower_expr(expr)
+    }
+}
+
+/// The value of an integer constant expression: literals, constants that `lookup` knows, and
+/// arithmetic on them; `None` for anything else or on overflow.
+pub(crate) fn const_eval(expr: &ast::Expr, lookup: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
+    stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || match expr {
+        ast::Expr::Literal(literal) => match literal.kind()? {
+            ast::LiteralKind::Int => parse_int(literal.token()?.text()),
+            _ => None,
+        },
+        ast::Expr::PathExpr(path) => lookup(&path.name_ref()?.text()),
+        ast::Expr::ParenExpr(paren) => const_eval(&paren.expr()?, lookup),
+        ast::Expr::PrefixExpr(prefix) => {
+            let value = const_eval(&prefix.expr()?, lookup)?;
+            match prefix.op_kind()? {
+                ast::PrefixOp::Neg => value.checked_neg(),
+                ast::PrefixOp::Plus => Some(value),
+                _ => None,
+            }
+        }
+        ast::Expr::BinExpr(bin) => {
+            let lhs = const_eval(&bin.lhs()?, lookup)?;
+            let rhs = const_eval(&bin.rhs()?, lookup)?;
+            match bin.op_kind()? {
+                ast::BinaryOp::Arith(op) => match op {
+                    ArithOp::Add => lhs.checked_add(rhs),
+                    ArithOp::Sub => lhs.checked_sub(rhs),
+                    ArithOp::Mul => lhs.checked_mul(rhs),
+                    ArithOp::Div => lhs.checked_div(rhs),
+                    ArithOp::Rem => lhs.checked_rem(rhs),
+                    ArithOp::Shl => u32::try_from(rhs).ok().and_then(|r| lhs.checked_shl(r)),
+                    ArithOp::Shr => u32::try_from(rhs).ok().and_then(|r| lhs.checked_shr(r)),
+                    ArithOp::BitAnd => Some(lhs & rhs),
+                    ArithOp::BitXor => Some(lhs ^ rhs),
+                    ArithOp::BitOr => Some(lhs | rhs),
+                    ArithOp::MatMul => None,
+                },
+                _ => None,
+            }
+        }
+        _ => None,
+    })
+}

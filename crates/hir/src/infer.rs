@@ -1,0 +1,507 @@
+//! Inference: the type and shape of every expression and local of one body, the resolution of
+//! every name that lowering left to the file scope, and the diagnostics of sections 2 to 6.
+//!
+//! Erroneous expressions get [`Ty::Error`], which every rule accepts silently, so one mistake
+//! gives one diagnostic.
+
+mod builtin;
+mod call;
+mod expr;
+mod index_stmt;
+
+use std::sync::Arc;
+
+use la_arena::ArenaMap;
+use smol_str::SmolStr;
+
+use crate::{
+    DefId, DefKind,
+    body::{
+        Body, DimRef, ExprId, HirSpan, LocalId, LocalKind, Qualifier, RelSpan, Stmt, StmtId,
+        TypeRef, body_query, lower::Signature,
+    },
+    builtins::Builtin,
+    db::Db,
+    diagnostics::{Code, HirDiagnostic},
+    scope::{FileScope, ScopeItem, file_scope},
+    ty::{Dim, Ty},
+};
+
+/// What a name in an expression refers to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Resolution {
+    /// A local of this body: a variable, a parameter or a shape variable (see
+    /// [`crate::body::Local::kind`]).
+    Local(LocalId),
+    Function(DefId),
+    /// A top-level variable of a file (in a function: a `cns` one), by its local in that file's
+    /// top-level body.
+    Global {
+        def: DefId,
+        local: LocalId,
+    },
+    Builtin(Builtin),
+}
+
+/// Everything inference learned about one body.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InferenceResult {
+    pub expr_types: ArenaMap<ExprId, Ty>,
+    pub local_types: ArenaMap<LocalId, Ty>,
+    pub resolutions: ArenaMap<ExprId, Resolution>,
+    /// For each call of a function or a derivative, the callee's shape variables as bound there.
+    pub shape_bindings: Vec<(ExprId, Vec<(SmolStr, Dim)>)>,
+    pub diagnostics: Vec<HirDiagnostic>,
+    /// Functions this body calls directly.
+    pub callees: Vec<DefId>,
+    /// Functions this body differentiates with a transform or `gradcheck`.
+    pub differentiated: Vec<DefId>,
+    /// Conditions of branches that are an exact `==`/`!=` on a differentiable value.
+    pub exact_equality_guards: Vec<ExprId>,
+}
+
+impl InferenceResult {
+    pub fn type_of_expr(&self, expr: ExprId) -> &Ty {
+        self.expr_types.get(expr).unwrap_or(&Ty::Error)
+    }
+
+    pub fn type_of_local(&self, local: LocalId) -> &Ty {
+        self.local_types.get(local).unwrap_or(&Ty::Error)
+    }
+
+    pub fn resolution(&self, expr: ExprId) -> Option<Resolution> {
+        self.resolutions.get(expr).copied()
+    }
+}
+
+/// Infers one body.
+#[salsa::tracked(returns(ref))]
+pub fn infer(db: &dyn Db, def: DefId) -> Arc<InferenceResult> {
+    let lowered = body_query(db, def);
+    let scope = file_scope(db, def.file(db));
+    let mut ctx = InferCtx {
+        db,
+        def,
+        kind: def.kind(db),
+        body: &lowered.body,
+        signature: &lowered.signature,
+        close_brace: lowered.close_brace,
+        scope,
+        result: InferenceResult::default(),
+        ret_ty: None,
+        unresolved: Default::default(),
+    };
+    ctx.infer_def();
+    Arc::new(ctx.result)
+}
+
+pub(crate) struct InferCtx<'a> {
+    db: &'a dyn Db,
+    def: DefId,
+    kind: DefKind,
+    body: &'a Body,
+    signature: &'a Signature,
+    close_brace: Option<RelSpan>,
+    scope: &'a FileScope,
+    result: InferenceResult,
+    ret_ty: Option<Ty>,
+    /// Names already reported as unresolved: each is reported at its first use only.
+    unresolved: rustc_hash::FxHashSet<SmolStr>,
+}
+
+/// A [`TypeRef`] as a [`Ty`].
+pub fn ty_of_ref(ty: &TypeRef) -> Ty {
+    match ty {
+        TypeRef::Int => Ty::Int,
+        TypeRef::Float => Ty::Float,
+        TypeRef::Char => Ty::Char,
+        TypeRef::Bool => Ty::Bool,
+        TypeRef::Void => Ty::Void,
+        TypeRef::Tensor(dims) => Ty::tensor(
+            dims.iter()
+                .map(|dim| match dim {
+                    DimRef::Known(n) => Dim::Known(*n),
+                    DimRef::Var(name) => Dim::Var(name.clone()),
+                    DimRef::Error => Dim::Unknown,
+                })
+                .collect(),
+        ),
+        TypeRef::Error => Ty::Error,
+    }
+}
+
+impl<'a> InferCtx<'a> {
+    fn span(&self, span: RelSpan) -> HirSpan {
+        HirSpan { def: self.def, span }
+    }
+
+    fn expr_span(&self, expr: ExprId) -> HirSpan {
+        self.span(self.body.source_map.expr(expr))
+    }
+
+    fn stmt_span(&self, stmt: StmtId) -> HirSpan {
+        self.span(self.body.source_map.stmt(stmt))
+    }
+
+    fn local_span(&self, local: LocalId) -> HirSpan {
+        self.span(self.body.source_map.local(local))
+    }
+
+    fn report(&mut self, code: Code, span: HirSpan, message: String) -> &mut HirDiagnostic {
+        self.result.diagnostics.push(HirDiagnostic::new(code, span, message));
+        let last = self.result.diagnostics.len() - 1;
+        &mut self.result.diagnostics[last]
+    }
+
+    fn infer_def(&mut self) {
+        for &param in &self.body.params {
+            let ty = ty_of_ref(&self.body.locals[param].ty);
+            self.result.local_types.insert(param, ty);
+        }
+        for (local, data) in self.body.locals.iter() {
+            if data.kind == LocalKind::ShapeVar {
+                self.result.local_types.insert(local, Ty::Int);
+            }
+        }
+        if self.kind == DefKind::Function {
+            self.ret_ty = Some(ty_of_ref(&self.signature.ret));
+        }
+        let root = self.body.root.clone();
+        self.infer_stmts(&root);
+        if let Some(ret) = self.ret_ty.clone()
+            && ret != Ty::Void
+            && !ret.is_error()
+            && !stmts_diverge(self.body, &root)
+        {
+            let name = self.signature.name.clone();
+            let span = self
+                .close_brace
+                .or(self.signature.name_span)
+                .unwrap_or(RelSpan { chunk: 0, range: Default::default() });
+            let ret_span = self.signature.ret_span.map(|span| HirSpan { def: self.def, span });
+            let diagnostic = self.report(
+                Code::MissingReturn,
+                HirSpan { def: self.def, span },
+                format!("function `{name}` returns {ret}, but not every path returns a value"),
+            );
+            diagnostic.help("end every path with `return <value>;`");
+            if let Some(ret_span) = ret_span {
+                diagnostic.label(ret_span, format!("`{name}` is declared to return {ret}"));
+            }
+        }
+    }
+
+    fn infer_stmts(&mut self, stmts: &[StmtId]) {
+        for &stmt in stmts {
+            self.infer_stmt(stmt);
+        }
+    }
+
+    fn infer_stmt(&mut self, stmt: StmtId) {
+        stacker::maybe_grow(
+            crate::body::lower::STACK_RED_ZONE,
+            crate::body::lower::STACK_SEGMENT,
+            || self.infer_stmt_inner(stmt),
+        )
+    }
+
+    fn infer_stmt_inner(&mut self, stmt: StmtId) {
+        match &self.body.stmts[stmt] {
+            Stmt::Decl { local, init } => self.infer_decl(*local, *init),
+            Stmt::Expr(expr) => {
+                self.infer_expr(*expr);
+            }
+            Stmt::Block(stmts) => self.infer_stmts(stmts),
+            Stmt::If { branches, else_branch } => {
+                for branch in branches {
+                    self.infer_condition(branch.cond);
+                    self.infer_stmts(&branch.body);
+                }
+                if let Some(stmts) = else_branch {
+                    self.infer_stmts(stmts);
+                }
+            }
+            Stmt::Loop { init, cond, step, body } => {
+                self.infer_stmts(init);
+                if let Some(cond) = cond {
+                    self.infer_condition(*cond);
+                }
+                self.infer_stmts(body);
+                if let Some(step) = step {
+                    self.infer_expr(*step);
+                }
+            }
+            Stmt::Break | Stmt::Continue => {}
+            Stmt::Return(value) => self.infer_return(stmt, *value),
+            Stmt::Index(index) => self.infer_index_stmt(index),
+        }
+    }
+
+    fn infer_return(&mut self, stmt: StmtId, value: Option<ExprId>) {
+        let value_ty = value.map(|v| (v, self.infer_expr(v)));
+        let Some(ret) = self.ret_ty.clone() else {
+            if let Some((value, _)) = value_ty {
+                let span = self.expr_span(value);
+                self.report(
+                    Code::ReturnMismatch,
+                    span,
+                    "only functions return values; this `return` is outside any function"
+                        .to_owned(),
+                )
+                .help("write `return;` to stop early");
+            }
+            return;
+        };
+        let name = self.signature.name.clone();
+        match (value_ty, &ret) {
+            (None, Ty::Void | Ty::Error) => {}
+            (Some((value, _)), Ty::Void) => {
+                let span = self.expr_span(value);
+                self.report(
+                    Code::ReturnMismatch,
+                    span,
+                    format!("function `{name}` returns void, so `return` takes no value"),
+                )
+                .help("remove the value, or declare the function with a return type");
+            }
+            (None, ret) => {
+                let span = self.stmt_span(stmt);
+                self.report(
+                    Code::ReturnMismatch,
+                    span,
+                    format!("function `{name}` returns {ret}, but this `return` has no value"),
+                );
+            }
+            (Some((value, actual)), ret) => {
+                let ret = ret.clone();
+                self.check_coerce(value, &actual, &ret, Target::Return(name));
+            }
+        }
+    }
+
+    fn infer_decl(&mut self, local: LocalId, init: Option<ExprId>) {
+        let data = &self.body.locals[local];
+        let declared = ty_of_ref(&data.ty);
+        let init_ty = init.map(|init| (init, self.infer_expr(init)));
+        let ty = match (&data.ty, init_ty) {
+            // `Tensor p = a @ b;`: the shape comes from the initializer.
+            (TypeRef::Tensor(dims), Some((init, init_ty))) if dims.is_empty() => match init_ty {
+                Ty::Tensor(shape) => Ty::Tensor(shape),
+                Ty::Int | Ty::Float => Ty::tensor(Vec::new()),
+                Ty::Error => Ty::Error,
+                other => {
+                    self.check_coerce(init, &other, &Ty::tensor(Vec::new()), Target::Local(local));
+                    Ty::Error
+                }
+            },
+            (_, Some((init, init_ty))) => {
+                self.check_coerce(init, &init_ty, &declared, Target::Local(local));
+                declared
+            }
+            (_, None) => declared,
+        };
+        self.result.local_types.insert(local, ty);
+    }
+
+    /// A condition of `if`, `elif`, a loop or `?:`: a scalar, or a tensor of rank 0.
+    fn infer_condition(&mut self, cond: ExprId) {
+        let ty = self.infer_expr(cond);
+        self.check_condition(cond, &ty);
+        if self.is_exact_equality_on_differentiable(cond) {
+            self.result.exact_equality_guards.push(cond);
+        }
+    }
+
+    fn check_condition(&mut self, cond: ExprId, ty: &Ty) {
+        if ty.is_condition() {
+            return;
+        }
+        let span = self.expr_span(cond);
+        match ty {
+            Ty::Tensor(_) => {
+                let start = HirSpan {
+                    span: RelSpan {
+                        range: syntax::TextRange::empty(span.span.range.start()),
+                        ..span.span
+                    },
+                    ..span
+                };
+                let end = HirSpan {
+                    span: RelSpan {
+                        range: syntax::TextRange::empty(span.span.range.end()),
+                        ..span.span
+                    },
+                    ..span
+                };
+                let diagnostic = self.report(
+                    Code::TensorCondition,
+                    span,
+                    format!("a condition must be a single truth value, but this is a {ty}"),
+                );
+                diagnostic.help("reduce the tensor with `all(...)` (every element) or `any(...)` (some element)");
+                for wrapper in ["all", "any"] {
+                    diagnostic.fixes.push(crate::diagnostics::HirFix {
+                        label: format!("wrap the condition in `{wrapper}(...)`"),
+                        edits: vec![(start, format!("{wrapper}(")), (end, ")".to_owned())],
+                    });
+                }
+            }
+            _ => {
+                self.report(
+                    Code::TypeMismatch,
+                    span,
+                    format!("a condition must be a scalar, found {ty}"),
+                );
+            }
+        }
+    }
+
+    fn is_exact_equality_on_differentiable(&self, cond: ExprId) -> bool {
+        use crate::body::{BinaryOp, CmpOp, Expr};
+        match &self.body.exprs[cond] {
+            Expr::Binary { op: BinaryOp::Cmp(CmpOp::Eq | CmpOp::Ne), lhs, rhs } => {
+                self.result.type_of_expr(*lhs).is_differentiable()
+                    || self.result.type_of_expr(*rhs).is_differentiable()
+            }
+            Expr::Binary { op: BinaryOp::Logic(_), lhs, rhs } => {
+                self.is_exact_equality_on_differentiable(*lhs)
+                    || self.is_exact_equality_on_differentiable(*rhs)
+            }
+            _ => false,
+        }
+    }
+
+    /// Resolves a name that no local binds.
+    fn resolve_global(&mut self, expr: ExprId, name: &SmolStr) -> Option<Resolution> {
+        if let Some(item) = self.scope.get(name) {
+            let resolution = match item {
+                ScopeItem::Function(def) => Resolution::Function(def),
+                ScopeItem::Global { def, local, is_cns } => {
+                    if self.kind == DefKind::TopLevel && def.file(self.db) == self.def.file(self.db)
+                    {
+                        // A top-level name that lexical scoping did not find is declared later.
+                        let span = self.expr_span(expr);
+                        let decl = HirSpan {
+                            def,
+                            span: body_query(self.db, def).body.source_map.local(local),
+                        };
+                        self.report(
+                            Code::UnresolvedName,
+                            span,
+                            format!("`{name}` is used before its declaration"),
+                        )
+                        .label(decl, format!("`{name}` is declared here"))
+                        .help("move the declaration above its first use");
+                        return None;
+                    }
+                    if !is_cns {
+                        let span = self.expr_span(expr);
+                        let decl = HirSpan {
+                            def,
+                            span: body_query(self.db, def).body.source_map.local(local),
+                        };
+                        let what = if self.kind == DefKind::Test { "a test" } else { "a function" };
+                        self.report(
+                            Code::TopLevelVariableInFunction,
+                            span,
+                            format!("{what} cannot use the top-level variable `{name}`: only `cns` constants are visible here"),
+                        )
+                        .label(decl, format!("`{name}` is declared here, without `cns`"))
+                        .help(format!("pass `{name}` as a parameter, or declare it `cns` if it never changes"));
+                        return None;
+                    }
+                    Resolution::Global { def, local }
+                }
+            };
+            return Some(resolution);
+        }
+        if let Some(builtin) = Builtin::from_name(name) {
+            return Some(Resolution::Builtin(builtin));
+        }
+        let span = self.expr_span(expr);
+        if !name.is_empty() && !self.scope.incomplete && self.unresolved.insert(name.clone()) {
+            self.report(Code::UnresolvedName, span, format!("cannot find `{name}` in this scope"));
+        }
+        None
+    }
+
+    /// The type of a global variable, from its file's top-level inference.
+    fn global_ty(&self, def: DefId, local: LocalId) -> Ty {
+        if def == self.def {
+            return self.result.type_of_local(local).clone();
+        }
+        infer(self.db, def).type_of_local(local).clone()
+    }
+
+    /// The declaration of a global's or local's qualifier, for writes.
+    fn qualifier_of(
+        &self,
+        resolution: Resolution,
+    ) -> Option<(Option<Qualifier>, LocalKind, HirSpan, SmolStr)> {
+        match resolution {
+            Resolution::Local(local) => {
+                let data = &self.body.locals[local];
+                Some((data.qualifier, data.kind, self.local_span(local), data.name.clone()))
+            }
+            Resolution::Global { def, local } => {
+                let lowered = body_query(self.db, def);
+                let data = &lowered.body.locals[local];
+                let span = HirSpan { def, span: lowered.body.source_map.local(local) };
+                Some((data.qualifier, data.kind, span, data.name.clone()))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Where a value is being stored, for messages.
+#[derive(Debug, Clone)]
+pub(crate) enum Target {
+    Local(LocalId),
+    /// A write through `resolution` (an assignment to a variable or an element of it).
+    Assign {
+        name: Option<(SmolStr, HirSpan)>,
+        element: bool,
+    },
+    Return(SmolStr),
+    Argument {
+        callee: String,
+        index: usize,
+        param: Option<HirSpan>,
+    },
+}
+
+/// Whether a statement list never falls through its end: it returns, or loops forever.
+fn stmts_diverge(body: &Body, stmts: &[StmtId]) -> bool {
+    stmts.iter().any(|&stmt| stmt_diverges(body, stmt))
+}
+
+fn stmt_diverges(body: &Body, stmt: StmtId) -> bool {
+    stacker::maybe_grow(
+        crate::body::lower::STACK_RED_ZONE,
+        crate::body::lower::STACK_SEGMENT,
+        || match &body.stmts[stmt] {
+            Stmt::Return(_) => true,
+            Stmt::Block(stmts) => stmts_diverge(body, stmts),
+            Stmt::If { branches, else_branch: Some(else_branch) } => {
+                branches.iter().all(|branch| stmts_diverge(body, &branch.body))
+                    && stmts_diverge(body, else_branch)
+            }
+            Stmt::Loop { cond: None, body: loop_body, .. } => !contains_break(body, loop_body),
+            _ => false,
+        },
+    )
+}
+
+/// Whether a `break` in these statements leaves this loop (not a nested one).
+fn contains_break(body: &Body, stmts: &[StmtId]) -> bool {
+    stmts.iter().any(|&stmt| match &body.stmts[stmt] {
+        Stmt::Break => true,
+        Stmt::Block(inner) => contains_break(body, inner),
+        Stmt::If { branches, else_branch } => {
+            branches.iter().any(|branch| contains_break(body, &branch.body))
+                || else_branch.as_ref().is_some_and(|e| contains_break(body, e))
+        }
+        _ => false,
+    })
+}

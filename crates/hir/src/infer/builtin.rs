@@ -1,0 +1,635 @@
+//! Typing calls of built-ins, one arm per [`Rule`] of the table in `builtins.rs`.
+
+use super::{InferCtx, Resolution};
+use crate::{
+    body::{Expr, ExprId, Literal},
+    builtins::{Builtin, Rule},
+    diagnostics::Code,
+    ty::{Dim, Shape, Ty, broadcast},
+};
+
+impl InferCtx<'_> {
+    pub(crate) fn infer_builtin(&mut self, expr: ExprId, builtin: Builtin, args: &[ExprId]) -> Ty {
+        let info = builtin.info();
+        // Arguments that name functions are typed by their rule, not as values.
+        let arg_tys: Vec<Ty> = match info.rule {
+            Rule::Gradcheck => {
+                let mut tys = vec![Ty::Error];
+                tys.extend(self.infer_args(args.get(1..).unwrap_or(&[])));
+                tys
+            }
+            _ => self.infer_args(args),
+        };
+        let too_few = args.len() < info.min_args;
+        let too_many = info.max_args.is_some_and(|max| args.len() > max);
+        if too_few || too_many {
+            let span = self.expr_span(expr);
+            let expected = match info.max_args {
+                Some(max) if max == info.min_args => format!("{max}"),
+                Some(max) => format!("{} to {max}", info.min_args),
+                None => format!("at least {}", info.min_args),
+            };
+            self.report(
+                Code::ArgumentCount,
+                span,
+                format!(
+                    "`{}` takes {expected} argument{}, but {} {} given",
+                    info.name,
+                    if expected == "1" { "" } else { "s" },
+                    args.len(),
+                    if args.len() == 1 { "was" } else { "were" }
+                ),
+            )
+            .help(format!("usage: `{}`", info.signature));
+            return Ty::Error;
+        }
+        // Strings are allowed only where the rule takes one; check the rest as values.
+        let string_at: &[usize] = match info.rule {
+            Rule::Print => &[],
+            Rule::Load | Rule::Einsum => &[0],
+            Rule::Save => &[1],
+            Rule::Assert => &[1],
+            _ => &[],
+        };
+        for (i, (&arg, ty)) in args.iter().zip(&arg_tys).enumerate() {
+            let allowed =
+                info.rule == Rule::Print && matches!(ty, Ty::Str) || string_at.contains(&i);
+            if !allowed
+                && matches!(ty, Ty::Str | Ty::Void | Ty::Fn(_))
+                && !self.check_value(arg, ty)
+            {
+                return Ty::Error;
+            }
+        }
+        if arg_tys.iter().any(Ty::is_error) && info.rule != Rule::Gradcheck {
+            return Ty::Error;
+        }
+        let name = info.name;
+        match info.rule {
+            Rule::Elementwise => match &arg_tys[0] {
+                Ty::Tensor(shape) => Ty::Tensor(shape.clone()),
+                Ty::Int | Ty::Float => Ty::Float,
+                other => self.bad_arg(args[0], name, 0, other, "a number or a tensor"),
+            },
+            Rule::ElementwiseBinary => self.elementwise_binary(expr, name, args, &arg_tys),
+            Rule::MaxMin => {
+                if args.len() == 1 {
+                    return self.reduction(name, args, &arg_tys);
+                }
+                if arg_tys[0].is_tensor() && arg_tys[1] == Ty::Int {
+                    return self.reduction(name, args, &arg_tys);
+                }
+                self.elementwise_binary(expr, name, args, &arg_tys)
+            }
+            Rule::Reduction => self.reduction(name, args, &arg_tys),
+            Rule::SameShapeAxis => {
+                let Some(shape) = self.tensor_arg(args[0], name, 0, &arg_tys[0]) else {
+                    return Ty::Error;
+                };
+                if let Some(&axis) = args.get(1)
+                    && self.axis_arg(axis, &arg_tys[1], &shape, name).is_none()
+                {
+                    return Ty::Error;
+                }
+                Ty::Tensor(shape)
+            }
+            Rule::FromShapeList => Ty::Tensor(self.shape_list(args[0], &arg_tys[0], name)),
+            Rule::Full => {
+                let shape = self.shape_list(args[0], &arg_tys[0], name);
+                if !matches!(arg_tys[1], Ty::Int | Ty::Float) {
+                    return self.bad_arg(args[1], name, 1, &arg_tys[1], "a number");
+                }
+                Ty::Tensor(shape)
+            }
+            Rule::Eye => {
+                let Some(n) = self.int_arg(args[0], &arg_tys[0], name, 0) else { return Ty::Error };
+                Ty::tensor(vec![n.clone(), n])
+            }
+            Rule::Arange => {
+                let Some(n) = self.int_arg(args[0], &arg_tys[0], name, 0) else { return Ty::Error };
+                Ty::tensor(vec![n])
+            }
+            Rule::Reshape => {
+                let Some(from) = self.tensor_arg(args[0], name, 0, &arg_tys[0]) else {
+                    return Ty::Error;
+                };
+                let to = self.shape_list(args[1], &arg_tys[1], name);
+                if let (Some(a), Some(b)) = (from.known_size(), to.known_size())
+                    && a != b
+                {
+                    let span = self.expr_span(expr);
+                    self.report(
+                        Code::ElementCountMismatch,
+                        span,
+                        format!("cannot reshape Tensor{from} ({a} elements) to Tensor{to} ({b} elements)"),
+                    );
+                    return Ty::Error;
+                }
+                Ty::Tensor(to)
+            }
+            Rule::Transpose => {
+                let Some(shape) = self.tensor_arg(args[0], name, 0, &arg_tys[0]) else {
+                    return Ty::Error;
+                };
+                let Shape::Ranked(dims) = shape else { return Ty::unranked() };
+                match args.get(1) {
+                    None => Ty::tensor(dims.into_iter().rev().collect()),
+                    Some(&perm) => self.permute(perm, &dims),
+                }
+            }
+            Rule::Concat => {
+                let Some(a) = self.tensor_arg(args[0], name, 0, &arg_tys[0]) else {
+                    return Ty::Error;
+                };
+                let Some(b) = self.tensor_arg(args[1], name, 1, &arg_tys[1]) else {
+                    return Ty::Error;
+                };
+                let Some(axis) = self.axis_arg(args[2], &arg_tys[2], &a, name) else {
+                    return Ty::Error;
+                };
+                let (Shape::Ranked(x), Shape::Ranked(y)) = (&a, &b) else { return Ty::unranked() };
+                let compatible = x.len() == y.len()
+                    && x.iter().zip(y).enumerate().all(|(i, (p, q))| i == axis || !p.conflicts(q));
+                if !compatible {
+                    let span = self.expr_span(expr);
+                    self.report(
+                        Code::BroadcastMismatch,
+                        span,
+                        format!("`concat` along axis {axis} needs the other extents to agree, but the operands are Tensor{a} and Tensor{b}"),
+                    );
+                    return Ty::Error;
+                }
+                let mut dims: Vec<Dim> = x.iter().zip(y).map(|(p, q)| p.join(q)).collect();
+                dims[axis] = match (&x[axis], &y[axis]) {
+                    (Dim::Known(p), Dim::Known(q)) => Dim::Known(p + q),
+                    _ => Dim::Unknown,
+                };
+                Ty::tensor(dims)
+            }
+            Rule::Stack => {
+                let Some(a) = self.tensor_arg(args[0], name, 0, &arg_tys[0]) else {
+                    return Ty::Error;
+                };
+                let Some(b) = self.tensor_arg(args[1], name, 1, &arg_tys[1]) else {
+                    return Ty::Error;
+                };
+                if !crate::ty::shapes_compatible(&a, &b) {
+                    let span = self.expr_span(expr);
+                    self.report(
+                        Code::BroadcastMismatch,
+                        span,
+                        format!("`stack` needs two tensors of one shape, but they are Tensor{a} and Tensor{b}"),
+                    );
+                    return Ty::Error;
+                }
+                match a {
+                    Shape::Ranked(dims) => {
+                        let mut out = vec![Dim::Known(2)];
+                        out.extend(dims);
+                        Ty::tensor(out)
+                    }
+                    Shape::Unranked => Ty::unranked(),
+                }
+            }
+            Rule::ShapeQuery => {
+                let Some(shape) = self.tensor_arg(args[0], name, 0, &arg_tys[0]) else {
+                    return Ty::Error;
+                };
+                if let Some(&axis) = args.get(1) {
+                    self.axis_arg(axis, &arg_tys[1], &shape, name);
+                }
+                Ty::Int
+            }
+            Rule::Truth => match &arg_tys[0] {
+                Ty::Tensor(_) | Ty::Int | Ty::Float | Ty::Bool | Ty::Char => Ty::Bool,
+                other => self.bad_arg(args[0], name, 0, other, "a tensor"),
+            },
+            Rule::Seed => {
+                self.int_arg(args[0], &arg_tys[0], name, 0);
+                Ty::Void
+            }
+            Rule::SquareToSquare | Rule::SquareToScalar => {
+                let Some(shape) = self.square_arg(expr, args[0], &arg_tys[0], name) else {
+                    return Ty::Error;
+                };
+                if info.rule == Rule::SquareToScalar { Ty::Float } else { Ty::Tensor(shape) }
+            }
+            Rule::Solve => {
+                let Some(a) = self.square_arg(expr, args[0], &arg_tys[0], name) else {
+                    return Ty::Error;
+                };
+                let Some(b) = self.tensor_arg(args[1], name, 1, &arg_tys[1]) else {
+                    return Ty::Error;
+                };
+                if let (Shape::Ranked(a), Shape::Ranked(bd)) = (&a, &b) {
+                    let rows_ok =
+                        bd.first().is_some_and(|r| !a[0].conflicts(r)) && matches!(bd.len(), 1 | 2);
+                    if !rows_ok {
+                        let span = self.expr_span(args[1]);
+                        self.report(
+                            Code::MatmulMismatch,
+                            span,
+                            format!("`solve(A, b)`: A is Tensor[{}][{}], so b must be Tensor[{}] or Tensor[{}][k], but it is Tensor{b}", a[0], a[1], a[0], a[0]),
+                        );
+                        return Ty::Error;
+                    }
+                }
+                Ty::Tensor(b)
+            }
+            Rule::Diag => {
+                let Some(shape) = self.tensor_arg(args[0], name, 0, &arg_tys[0]) else {
+                    return Ty::Error;
+                };
+                match shape {
+                    Shape::Ranked(dims) if dims.len() == 1 => {
+                        Ty::tensor(vec![dims[0].clone(), dims[0].clone()])
+                    }
+                    Shape::Ranked(dims) if dims.len() == 2 => {
+                        Ty::tensor(vec![dims[0].join(&dims[1])])
+                    }
+                    Shape::Unranked => Ty::unranked(),
+                    Shape::Ranked(_) => {
+                        self.bad_arg(args[0], name, 0, &arg_tys[0], "a Tensor[n] or a Tensor[n][n]")
+                    }
+                }
+            }
+            Rule::Print => Ty::Void,
+            Rule::Load => {
+                self.string_arg(args[0], &arg_tys[0], name, 0);
+                Ty::unranked()
+            }
+            Rule::Save => {
+                self.tensor_arg(args[0], name, 0, &arg_tys[0]);
+                self.string_arg(args[1], &arg_tys[1], name, 1);
+                Ty::Void
+            }
+            Rule::Backward => {
+                if !arg_tys[0].is_differentiable() {
+                    let span = self.expr_span(args[0]);
+                    self.report(
+                        Code::GradOfNonVariable,
+                        span,
+                        format!(
+                            "`backward` needs a float or a tensor that depends on `var`s, found {}",
+                            arg_tys[0]
+                        ),
+                    );
+                }
+                Ty::Void
+            }
+            Rule::GradOfVariable => {
+                if args.len() > 1 {
+                    let span = self.expr_span(args[1]);
+                    self.report(
+                        Code::ArgumentCount,
+                        span,
+                        "`grad(x)` of a variable takes one argument; `grad(f, k)` needs a function"
+                            .to_owned(),
+                    );
+                    return Ty::Error;
+                }
+                let is_variable = matches!(self.body.exprs[args[0]], Expr::Name { .. })
+                    && matches!(
+                        self.result.resolution(args[0]),
+                        Some(Resolution::Local(_) | Resolution::Global { .. })
+                    );
+                if !is_variable {
+                    let span = self.expr_span(args[0]);
+                    self.report(
+                        Code::GradOfNonVariable,
+                        span,
+                        "`grad(x)` takes a variable: the gradient is stored per variable by `backward`".to_owned(),
+                    )
+                    .help("assign the expression to a variable first, and use that variable in the computation");
+                    return Ty::Error;
+                }
+                if !arg_tys[0].is_differentiable() {
+                    let span = self.expr_span(args[0]);
+                    let ty = &arg_tys[0];
+                    self.report(
+                        Code::GradOfNonVariable,
+                        span,
+                        format!("`grad` of a {ty}: only float and tensor values have gradients"),
+                    );
+                    return Ty::Error;
+                }
+                arg_tys[0].clone()
+            }
+            Rule::TransformOnly => {
+                let span = self.expr_span(args[0]);
+                self.report(
+                    Code::TransformTarget,
+                    span,
+                    format!("`{name}` applies to a function, as in `{}`", info.signature),
+                );
+                Ty::Error
+            }
+            Rule::Assert => {
+                self.check_condition(args[0], &arg_tys[0]);
+                if let Some(&message) = args.get(1) {
+                    self.string_arg(message, &arg_tys[1], name, 1);
+                }
+                Ty::Void
+            }
+            Rule::AssertEq | Rule::AssertClose => {
+                for (i, &arg) in args.iter().enumerate().skip(2) {
+                    if !matches!(arg_tys[i], Ty::Int | Ty::Float) {
+                        self.bad_arg(arg, name, i, &arg_tys[i], "a number (a tolerance)");
+                    }
+                }
+                self.elementwise_binary(expr, name, &args[..2], &arg_tys[..2]);
+                Ty::Void
+            }
+            Rule::Gradcheck => {
+                let func = args[0];
+                let Expr::Name { name: fname, local } = self.body.exprs[func].clone() else {
+                    self.bad_arg(func, name, 0, &Ty::Error, "a function name");
+                    return Ty::Void;
+                };
+                let resolution = match local {
+                    Some(local) => Some(Resolution::Local(local)),
+                    None => self.resolve_global(func, &fname),
+                };
+                match resolution {
+                    Some(Resolution::Function(def)) => {
+                        self.result.resolutions.insert(func, Resolution::Function(def));
+                        self.result.differentiated.push(def);
+                        let fn_ty = self.fn_ty_of(def);
+                        self.result.expr_types.insert(func, Ty::Fn(Box::new(fn_ty.clone())));
+                        let scalar = matches!(fn_ty.ret, Ty::Float | Ty::Int | Ty::Error)
+                            || fn_ty.ret.rank() == Some(0);
+                        if !scalar {
+                            let span = self.expr_span(func);
+                            self.report(
+                                Code::GradOfNonScalar,
+                                span,
+                                format!("`gradcheck` needs a function that returns a float, but `{fname}` returns {}", fn_ty.ret),
+                            );
+                            return Ty::Void;
+                        }
+                        let callee = self.callee_of_function_for_check(def);
+                        if !arg_tys[1..].iter().any(Ty::is_error) {
+                            self.call_with(expr, &callee, &args[1..], &arg_tys[1..]);
+                        }
+                    }
+                    Some(other) => {
+                        self.result.resolutions.insert(func, other);
+                        let span = self.expr_span(func);
+                        self.report(
+                            Code::TransformTarget,
+                            span,
+                            format!("`gradcheck` checks a function, but `{fname}` is not one"),
+                        );
+                    }
+                    None => {}
+                }
+                Ty::Void
+            }
+            Rule::Einsum => self.infer_einsum(expr, args, &arg_tys),
+        }
+    }
+
+    fn callee_of_function_for_check(&self, def: crate::DefId) -> super::call::Callee {
+        let signature = crate::body::signature_query(self.db, def);
+        super::call::Callee {
+            fn_ty: self.fn_ty_of(def),
+            param_spans: signature
+                .params
+                .iter()
+                .map(|p| Some(crate::body::HirSpan { def, span: p.span }))
+                .collect(),
+            name: signature.name.to_string(),
+            decl: signature.name_span.map(|span| crate::body::HirSpan { def, span }),
+        }
+    }
+
+    fn bad_arg(&mut self, arg: ExprId, name: &str, index: usize, ty: &Ty, expected: &str) -> Ty {
+        if !ty.is_error() {
+            let span = self.expr_span(arg);
+            self.report(
+                Code::TypeMismatch,
+                span,
+                format!("argument {} of `{name}` must be {expected}, found {ty}", index + 1),
+            );
+        }
+        Ty::Error
+    }
+
+    fn tensor_arg(&mut self, arg: ExprId, name: &str, index: usize, ty: &Ty) -> Option<Shape> {
+        match ty {
+            Ty::Tensor(shape) => Some(shape.clone()),
+            other => {
+                self.bad_arg(arg, name, index, other, "a tensor");
+                None
+            }
+        }
+    }
+
+    fn string_arg(&mut self, arg: ExprId, ty: &Ty, name: &str, index: usize) {
+        if *ty != Ty::Str {
+            self.bad_arg(arg, name, index, ty, "a string literal");
+        }
+    }
+
+    /// An int argument as a dimension.
+    fn int_arg(&mut self, arg: ExprId, ty: &Ty, name: &str, index: usize) -> Option<Dim> {
+        if *ty != Ty::Int {
+            self.bad_arg(arg, name, index, ty, "an int");
+            return None;
+        }
+        Some(self.dim_of_int_expr(arg))
+    }
+
+    /// An axis argument: an int, in range when it is a constant.
+    fn axis_arg(&mut self, arg: ExprId, ty: &Ty, shape: &Shape, name: &str) -> Option<usize> {
+        if *ty != Ty::Int {
+            self.bad_arg(arg, name, 1, ty, "an int axis");
+            return None;
+        }
+        let value = self.const_int(arg);
+        let rank = shape.dims().map(<[Dim]>::len);
+        match (value, rank) {
+            (Some(axis), Some(rank)) if axis < 0 || axis as usize >= rank => {
+                let span = self.expr_span(arg);
+                self.report(
+                    Code::InvalidAxis,
+                    span,
+                    format!(
+                        "axis {axis} is out of range for a tensor of rank {rank} (Tensor{shape})"
+                    ),
+                )
+                .help(if rank == 0 {
+                    "a Tensor[] has no axes".to_owned()
+                } else {
+                    format!("axes run from 0 to {}", rank - 1)
+                });
+                None
+            }
+            (Some(axis), _) => Some(axis as usize),
+            // An axis known only at run time: 0 stands in for the static checks.
+            (None, _) => Some(0).filter(|_| rank.is_some_and(|r| r > 0)),
+        }
+    }
+
+    fn square_arg(&mut self, expr: ExprId, arg: ExprId, ty: &Ty, name: &str) -> Option<Shape> {
+        let shape = self.tensor_arg(arg, name, 0, ty)?;
+        match &shape {
+            Shape::Ranked(dims) if dims.len() == 2 => {
+                if dims[0].conflicts(&dims[1]) {
+                    let span = self.expr_span(expr);
+                    self.report(
+                        Code::RankMismatch,
+                        span,
+                        format!("`{name}` needs a square matrix, but its argument is {ty}"),
+                    );
+                    return None;
+                }
+                let n = dims[0].join(&dims[1]);
+                Some(Shape::Ranked(vec![n.clone(), n]))
+            }
+            Shape::Unranked => Some(shape),
+            Shape::Ranked(_) => {
+                let span = self.expr_span(arg);
+                self.report(
+                    Code::RankMismatch,
+                    span,
+                    format!(
+                        "`{name}` needs a square matrix Tensor[n][n], but its argument is {ty}"
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn elementwise_binary(&mut self, expr: ExprId, name: &str, args: &[ExprId], tys: &[Ty]) -> Ty {
+        let (a, b) = (&tys[0], &tys[1]);
+        match (a, b) {
+            (Ty::Tensor(x), Ty::Tensor(y)) => match broadcast(x, y) {
+                Ok(shape) => Ty::Tensor(shape),
+                Err(_) => {
+                    let span = self.expr_span(expr);
+                    let (lhs_span, rhs_span) = (self.expr_span(args[0]), self.expr_span(args[1]));
+                    self.report(
+                        Code::BroadcastMismatch,
+                        span,
+                        format!("`{name}`: the arguments are {a} and {b}, which do not broadcast"),
+                    )
+                    .label(lhs_span, format!("{a}"))
+                    .label(rhs_span, format!("{b}"));
+                    Ty::Error
+                }
+            },
+            (Ty::Tensor(shape), Ty::Int | Ty::Float) | (Ty::Int | Ty::Float, Ty::Tensor(shape)) => {
+                Ty::Tensor(shape.clone())
+            }
+            (Ty::Int | Ty::Float, Ty::Int | Ty::Float) => {
+                if name == "max" || name == "min" {
+                    if *a == Ty::Int && *b == Ty::Int { Ty::Int } else { Ty::Float }
+                } else {
+                    Ty::Float
+                }
+            }
+            (Ty::Bool, Ty::Bool) | (Ty::Char, Ty::Char) if name == "assert_eq" => Ty::Bool,
+            _ => {
+                let (i, bad) =
+                    if matches!(a, Ty::Int | Ty::Float | Ty::Tensor(_)) { (1, b) } else { (0, a) };
+                self.bad_arg(args[i], name, i, bad, "a number or a tensor")
+            }
+        }
+    }
+
+    fn reduction(&mut self, name: &str, args: &[ExprId], tys: &[Ty]) -> Ty {
+        let shape = match &tys[0] {
+            Ty::Tensor(shape) => shape.clone(),
+            Ty::Int | Ty::Float if args.len() == 1 => return Ty::Float,
+            other => return self.bad_arg(args[0], name, 0, other, "a tensor"),
+        };
+        let Some(&axis_arg) = args.get(1) else { return Ty::Float };
+        let Some(axis) = self.axis_arg(axis_arg, &tys[1], &shape, name) else {
+            return if shape.dims().is_some_and(<[Dim]>::is_empty) {
+                Ty::Error
+            } else {
+                Ty::unranked()
+            };
+        };
+        match shape {
+            Shape::Ranked(mut dims) => {
+                if self.const_int(axis_arg).is_none() {
+                    return Ty::tensor(vec![Dim::Unknown; dims.len().saturating_sub(1)]);
+                }
+                dims.remove(axis);
+                Ty::tensor(dims)
+            }
+            Shape::Unranked => Ty::unranked(),
+        }
+    }
+
+    /// The shape a list such as `[n, 3]` describes; a tensor value gives an unknown shape.
+    fn shape_list(&mut self, arg: ExprId, ty: &Ty, name: &str) -> Shape {
+        if let Expr::TensorLit(elements) = &self.body.exprs[arg] {
+            let elements = elements.clone();
+            let mut dims = Vec::new();
+            for element in elements {
+                let element_ty = self.result.type_of_expr(element).clone();
+                if element_ty != Ty::Int {
+                    if matches!(self.body.exprs[element], Expr::Literal(Literal::Float(_)))
+                        || !element_ty.is_error()
+                    {
+                        self.bad_arg(element, name, 0, &element_ty, "a list of int extents");
+                    }
+                    return Shape::Unranked;
+                }
+                let dim = self.dim_of_int_expr(element);
+                if let Dim::Known(n) = dim
+                    && n < 0
+                {
+                    let span = self.expr_span(element);
+                    self.report(
+                        Code::InvalidDimension,
+                        span,
+                        format!("a dimension cannot be negative ({n})"),
+                    );
+                }
+                dims.push(dim);
+            }
+            return Shape::Ranked(dims);
+        }
+        match ty {
+            Ty::Tensor(Shape::Ranked(dims)) if dims.len() == 1 => match &dims[0] {
+                Dim::Known(rank) => Shape::Ranked(vec![Dim::Unknown; (*rank).max(0) as usize]),
+                _ => Shape::Unranked,
+            },
+            Ty::Tensor(_) => Shape::Unranked,
+            other => {
+                self.bad_arg(arg, name, 0, other, "a list of extents such as `[2, 3]`");
+                Shape::Unranked
+            }
+        }
+    }
+
+    fn permute(&mut self, perm: ExprId, dims: &[Dim]) -> Ty {
+        let Expr::TensorLit(elements) = &self.body.exprs[perm] else {
+            return Ty::tensor(vec![Dim::Unknown; dims.len()]);
+        };
+        let axes: Option<Vec<i64>> = elements.iter().map(|&e| self.const_int(e)).collect();
+        let Some(axes) = axes else { return Ty::tensor(vec![Dim::Unknown; dims.len()]) };
+        let mut sorted = axes.clone();
+        sorted.sort_unstable();
+        let valid =
+            sorted.iter().enumerate().all(|(i, &a)| a == i as i64) && axes.len() == dims.len();
+        if !valid {
+            let span = self.expr_span(perm);
+            self.report(
+                Code::InvalidAxis,
+                span,
+                format!(
+                    "`transpose` needs a permutation of the axes 0 to {}, found {axes:?}",
+                    dims.len().saturating_sub(1)
+                ),
+            );
+            return Ty::Error;
+        }
+        Ty::tensor(axes.iter().map(|&a| dims[a as usize].clone()).collect())
+    }
+}

@@ -1,0 +1,1031 @@
+//! Typing expressions: names, literals, operators, indexing, casts, assignments, and the
+//! conversions of section 2.
+
+use smol_str::SmolStr;
+use syntax::{SyntaxNode, TextRange, TextSize};
+
+use super::{InferCtx, Resolution, Target, ty_of_ref};
+use crate::{
+    body::{
+        ArithOp, BinaryOp, CmpOp, Expr, ExprId, HirSpan, Literal, LocalKind, Qualifier, RejectedOp,
+        RelSpan, TypeRef, UnaryOp, body_query,
+    },
+    db::def_source,
+    diagnostics::Code,
+    ty::{Dim, MatmulError, Shape, Ty, broadcast, matmul, shapes_compatible},
+};
+
+/// Operand descriptions longer than this are replaced by "the left operand" and such.
+const MAX_QUOTED: usize = 32;
+
+impl InferCtx<'_> {
+    pub(crate) fn infer_expr(&mut self, expr: ExprId) -> Ty {
+        let ty = stacker::maybe_grow(
+            crate::body::lower::STACK_RED_ZONE,
+            crate::body::lower::STACK_SEGMENT,
+            || self.infer_expr_inner(expr),
+        );
+        self.result.expr_types.insert(expr, ty.clone());
+        ty
+    }
+
+    fn infer_expr_inner(&mut self, expr: ExprId) -> Ty {
+        match &self.body.exprs[expr] {
+            Expr::Missing => Ty::Error,
+            Expr::Literal(literal) => match literal {
+                Literal::Int(_) => Ty::Int,
+                Literal::Float(_) => Ty::Float,
+                Literal::Char(_) => Ty::Char,
+                Literal::Bool(_) => Ty::Bool,
+                Literal::String(_) => Ty::Str,
+            },
+            Expr::Name { name, local } => {
+                let ty = self.infer_name(expr, name, *local);
+                match ty {
+                    Ty::Fn(_) => {
+                        let span = self.expr_span(expr);
+                        self.report(
+                            Code::FunctionAsValue,
+                            span,
+                            format!(
+                                "`{name}` is a function; it can only be called, as in `{name}(...)`"
+                            ),
+                        );
+                        Ty::Error
+                    }
+                    other => other,
+                }
+            }
+            Expr::TensorLit(elements) => self.infer_tensor_lit(expr, &elements.clone()),
+            Expr::Call { callee, args } => self.infer_call(expr, *callee, &args.clone()),
+            Expr::Transform { op, .. } => {
+                let op = *op;
+                let span = self.expr_span(expr);
+                self.report(
+                    Code::TransformNotCalled,
+                    span,
+                    format!(
+                        "`{}(f)` is a function: call it, as in `{}(f)(x)`",
+                        op.name(),
+                        op.name()
+                    ),
+                )
+                .help("derivatives of functions can only be called or passed to another transform");
+                Ty::Error
+            }
+            Expr::Index { base, index } => self.infer_index(expr, *base, *index),
+            Expr::Slice { base, start, end } => self.infer_slice(*base, *start, *end),
+            Expr::Unary { op, operand } => self.infer_unary(expr, *op, *operand),
+            Expr::IncDec { target, increment, .. } => {
+                let (target, increment) = (*target, *increment);
+                let ty = self.infer_expr(target);
+                self.check_write(target);
+                if ty.is_error() || matches!(ty, Ty::Int | Ty::Float | Ty::Char) {
+                    return ty;
+                }
+                let op = if increment { "++" } else { "--" };
+                let span = self.expr_span(target);
+                self.report(
+                    Code::InvalidOperand,
+                    span,
+                    format!("`{op}` needs an int, float or char, found {ty}"),
+                );
+                Ty::Error
+            }
+            Expr::Cast { ty, operand } => self.infer_cast(expr, &ty.clone(), *operand),
+            Expr::SizeofExpr(inner) => {
+                let ty = self.infer_expr(*inner);
+                self.check_value(*inner, &ty);
+                Ty::Int
+            }
+            Expr::SizeofType(_) => Ty::Int,
+            Expr::Binary { op, lhs, rhs } => {
+                let (op, lhs, rhs) = (*op, *lhs, *rhs);
+                let lhs_ty = self.infer_expr(lhs);
+                let rhs_ty = self.infer_expr(rhs);
+                self.binary_result(expr, op, lhs, &lhs_ty, rhs, &rhs_ty)
+            }
+            Expr::Assign { op, target, value } => self.infer_assign(expr, *op, *target, *value),
+            Expr::Ternary { cond, then_branch, else_branch } => {
+                let (cond, then_branch, else_branch) = (*cond, *then_branch, *else_branch);
+                self.infer_condition(cond);
+                let then_ty = self.infer_expr(then_branch);
+                let else_ty = self.infer_expr(else_branch);
+                self.join_branches(else_branch, &then_ty, &else_ty)
+            }
+        }
+    }
+
+    /// The type of a name, recording its resolution.
+    pub(crate) fn infer_name(
+        &mut self,
+        expr: ExprId,
+        name: &SmolStr,
+        local: Option<crate::body::LocalId>,
+    ) -> Ty {
+        let resolution = match local {
+            Some(local) => Some(Resolution::Local(local)),
+            None => self.resolve_global(expr, name),
+        };
+        let Some(resolution) = resolution else { return Ty::Error };
+        self.result.resolutions.insert(expr, resolution);
+        match resolution {
+            Resolution::Local(local) => self.result.type_of_local(local).clone(),
+            Resolution::Global { def, local } => self.global_ty(def, local),
+            Resolution::Function(def) => Ty::Fn(Box::new(self.fn_ty_of(def))),
+            Resolution::Builtin(builtin) => {
+                let span = self.expr_span(expr);
+                self.report(
+                    Code::FunctionAsValue,
+                    span,
+                    format!(
+                        "`{}` is a built-in function; it can only be called, as in `{}`",
+                        name,
+                        builtin.info().signature
+                    ),
+                );
+                Ty::Error
+            }
+        }
+    }
+
+    fn infer_tensor_lit(&mut self, expr: ExprId, elements: &[ExprId]) -> Ty {
+        let mut element_shape: Option<Shape> = None;
+        let mut scalars = 0usize;
+        let mut error = false;
+        for &element in elements {
+            let ty = self.infer_expr(element);
+            match ty {
+                Ty::Int | Ty::Float => scalars += 1,
+                Ty::Error => error = true,
+                Ty::Tensor(shape) => match &element_shape {
+                    None => element_shape = Some(shape),
+                    Some(first) if shapes_compatible(first, &shape) => {}
+                    Some(first) => {
+                        let span = self.expr_span(element);
+                        let first = first.clone();
+                        self.report(
+                            Code::RaggedTensorLiteral,
+                            span,
+                            format!("rows of a tensor literal must have one shape: this row is {shape}, the first is {first}"),
+                        );
+                        return Ty::Error;
+                    }
+                },
+                other => {
+                    let span = self.expr_span(element);
+                    if !self.check_value(element, &other) {
+                        return Ty::Error;
+                    }
+                    self.report(
+                        Code::TypeMismatch,
+                        span,
+                        format!("tensor elements are numbers, found {other}"),
+                    )
+                    .help("cast it, as in `(float)x`");
+                    return Ty::Error;
+                }
+            }
+        }
+        if error {
+            return Ty::Error;
+        }
+        let count = elements.len() as i64;
+        match element_shape {
+            None => Ty::known_tensor(&[count]),
+            Some(_) if scalars > 0 => {
+                let span = self.expr_span(expr);
+                self.report(
+                    Code::RaggedTensorLiteral,
+                    span,
+                    "a tensor literal mixes numbers and rows".to_owned(),
+                )
+                .help("write every element at the same nesting depth");
+                Ty::Error
+            }
+            Some(Shape::Ranked(dims)) => {
+                let mut out = vec![Dim::Known(count)];
+                out.extend(dims);
+                Ty::tensor(out)
+            }
+            Some(Shape::Unranked) => Ty::unranked(),
+        }
+    }
+
+    /// Reports a value that cannot be used as an operand; `false` when it was reported.
+    pub(crate) fn check_value(&mut self, expr: ExprId, ty: &Ty) -> bool {
+        let span = self.expr_span(expr);
+        match ty {
+            Ty::Str => {
+                self.report(
+                    Code::StringValue,
+                    span,
+                    "a string can only be an argument of a built-in such as `print` or `load`"
+                        .to_owned(),
+                );
+                false
+            }
+            Ty::Void => {
+                self.report(
+                    Code::VoidValue,
+                    span,
+                    "this call returns void; it has no value".to_owned(),
+                );
+                false
+            }
+            Ty::Fn(_) => {
+                self.report(
+                    Code::FunctionAsValue,
+                    span,
+                    "a function can only be called".to_owned(),
+                );
+                false
+            }
+            _ => true,
+        }
+    }
+
+    fn infer_index(&mut self, expr: ExprId, base: ExprId, index: ExprId) -> Ty {
+        let base_ty = self.infer_expr(base);
+        let index_ty = self.infer_expr(index);
+        self.check_index_type(index, &index_ty);
+        match base_ty {
+            Ty::Error => Ty::Error,
+            Ty::Tensor(Shape::Unranked) => Ty::unranked(),
+            Ty::Tensor(Shape::Ranked(dims)) => {
+                let Some(first) = dims.first() else {
+                    let span = self.expr_span(expr);
+                    let base_text = self.describe(base);
+                    self.report(
+                        Code::RankMismatch,
+                        span,
+                        format!("too many indices: {base_text} has no axis left to index (it is Tensor[])"),
+                    );
+                    return Ty::Error;
+                };
+                if let (Dim::Known(extent), Some(value)) = (first, self.const_int(index))
+                    && (value < 0 || value >= *extent)
+                {
+                    let span = self.expr_span(index);
+                    let base_text = self.describe(base);
+                    self.report(
+                        Code::IndexOutOfRange,
+                        span,
+                        format!("index {value} is out of range for {base_text}, whose first axis has extent {extent}"),
+                    )
+                    .help(format!("valid indices are 0 to {}", extent - 1));
+                }
+                if dims.len() == 1 { Ty::Float } else { Ty::tensor(dims[1..].to_vec()) }
+            }
+            other => {
+                if !self.check_value(base, &other) {
+                    return Ty::Error;
+                }
+                let base_text = self.describe(base);
+                if let Expr::Index { base: inner, .. } = self.body.exprs[base] {
+                    let span = self.expr_span(expr);
+                    let root = self.describe(inner);
+                    self.report(
+                        Code::RankMismatch,
+                        span,
+                        format!("too many indices: {base_text} is already a {other}, so it cannot be indexed again"),
+                    )
+                    .help(format!("index {root} once per axis"));
+                    return Ty::Error;
+                }
+                let span = self.expr_span(base);
+                self.report(
+                    Code::IndexScalar,
+                    span,
+                    format!("cannot index {base_text}: it is {other}, not a tensor"),
+                );
+                Ty::Error
+            }
+        }
+    }
+
+    fn check_index_type(&mut self, index: ExprId, ty: &Ty) {
+        match ty {
+            Ty::Int | Ty::Char | Ty::Error => {}
+            other => {
+                if !self.check_value(index, other) {
+                    return;
+                }
+                let span = self.expr_span(index);
+                let diagnostic = self.report(
+                    Code::TypeMismatch,
+                    span,
+                    format!("an index must be an int, found {other}"),
+                );
+                if matches!(other, Ty::Float | Ty::Bool) {
+                    diagnostic.help("convert it: `(int)i`");
+                    diagnostic.fix_insert("cast to int", span, "(int)");
+                }
+            }
+        }
+    }
+
+    fn infer_slice(&mut self, base: ExprId, start: Option<ExprId>, end: Option<ExprId>) -> Ty {
+        let base_ty = self.infer_expr(base);
+        for bound in [start, end].into_iter().flatten() {
+            let ty = self.infer_expr(bound);
+            self.check_index_type(bound, &ty);
+        }
+        match base_ty {
+            Ty::Error => Ty::Error,
+            Ty::Tensor(Shape::Unranked) => Ty::unranked(),
+            Ty::Tensor(Shape::Ranked(dims)) => {
+                let Some(first) = dims.first().cloned() else {
+                    let span = self.expr_span(base);
+                    self.report(
+                        Code::RankMismatch,
+                        span,
+                        "cannot slice a Tensor[]: it has no axis".to_owned(),
+                    );
+                    return Ty::Error;
+                };
+                let lo = match start {
+                    Some(s) => self.const_int(s),
+                    None => Some(0),
+                };
+                let hi = match (end, &first) {
+                    (Some(e), _) => self.const_int(e),
+                    (None, Dim::Known(n)) => Some(*n),
+                    (None, _) => None,
+                };
+                let extent = match (&first, lo, hi) {
+                    (Dim::Known(n), Some(lo), Some(hi)) => {
+                        if lo < 0 || hi > *n || lo > hi {
+                            let span = self.expr_span(start.or(end).unwrap_or(base));
+                            self.report(
+                                Code::IndexOutOfRange,
+                                span,
+                                format!(
+                                    "slice {lo}:{hi} is out of range for an axis of extent {n}"
+                                ),
+                            );
+                            return Ty::Error;
+                        }
+                        Dim::Known(hi - lo)
+                    }
+                    (_, Some(lo), Some(hi)) if hi >= lo => Dim::Known(hi - lo),
+                    (first, Some(0), None) if end.is_none() => first.clone(),
+                    _ => Dim::Unknown,
+                };
+                let mut out = vec![extent];
+                out.extend(dims[1..].iter().cloned());
+                Ty::tensor(out)
+            }
+            other => {
+                if !self.check_value(base, &other) {
+                    return Ty::Error;
+                }
+                let span = self.expr_span(base);
+                let base_text = self.describe(base);
+                self.report(
+                    Code::IndexScalar,
+                    span,
+                    format!("cannot slice {base_text}: it is {other}, not a tensor"),
+                );
+                Ty::Error
+            }
+        }
+    }
+
+    fn infer_unary(&mut self, expr: ExprId, op: UnaryOp, operand: ExprId) -> Ty {
+        let ty = self.infer_expr(operand);
+        if ty.is_error() {
+            return Ty::Error;
+        }
+        match op {
+            UnaryOp::Neg | UnaryOp::Plus => match ty {
+                Ty::Int | Ty::Float | Ty::Tensor(_) => ty,
+                Ty::Char => Ty::Int,
+                other => {
+                    if self.check_value(operand, &other) {
+                        let span = self.expr_span(expr);
+                        let sign = if op == UnaryOp::Neg { "-" } else { "+" };
+                        self.report(
+                            Code::InvalidOperand,
+                            span,
+                            format!("unary `{sign}` needs a number or a tensor, found {other}"),
+                        );
+                    }
+                    Ty::Error
+                }
+            },
+            UnaryOp::Not => {
+                if self.check_value(operand, &ty) {
+                    self.check_condition(operand, &ty);
+                }
+                Ty::Bool
+            }
+            UnaryOp::Rejected(rejected) => {
+                let span = self.expr_span(expr);
+                let (symbol, why) = match rejected {
+                    RejectedOp::BitNot => ("~", "there is no bitwise complement in Nabla"),
+                    RejectedOp::AddressOf => ("&", "Nabla has no pointers"),
+                    RejectedOp::Deref => ("*", "Nabla has no pointers"),
+                    RejectedOp::At => ("@", "`@` is the binary matrix product"),
+                };
+                self.report(
+                    Code::RejectedOperator,
+                    span,
+                    format!("unary `{symbol}` is not supported: {why}"),
+                );
+                Ty::Error
+            }
+        }
+    }
+
+    fn infer_cast(&mut self, expr: ExprId, target: &TypeRef, operand: ExprId) -> Ty {
+        let ty = self.infer_expr(operand);
+        let target_ty = ty_of_ref(target);
+        if ty.is_error() || target_ty.is_error() {
+            return target_ty;
+        }
+        if !self.check_value(operand, &ty) {
+            return Ty::Error;
+        }
+        let ok = match (&target_ty, &ty) {
+            (
+                Ty::Int | Ty::Float | Ty::Char | Ty::Bool,
+                Ty::Int | Ty::Float | Ty::Char | Ty::Bool,
+            ) => true,
+            // A tensor of one element converts to a number; checked at run time.
+            (Ty::Int | Ty::Float, Ty::Tensor(shape)) => shape.known_size().is_none_or(|n| n == 1),
+            _ => false,
+        };
+        if !ok {
+            let span = self.expr_span(expr);
+            let help = match &target_ty {
+                Ty::Tensor(_) => {
+                    "tensors are built with `reshape`, `zeros` or `full`, not with a cast"
+                }
+                Ty::Void => "a cast to void has no use: drop the cast",
+                _ => "reduce the tensor first, as with `sum(t)`, or take one element with `t[i]`",
+            };
+            self.report(Code::InvalidCast, span, format!("cannot cast {ty} to {target_ty}"))
+                .help(help);
+            return Ty::Error;
+        }
+        target_ty
+    }
+
+    /// The result of a binary operator on two typed operands.
+    pub(crate) fn binary_result(
+        &mut self,
+        expr: ExprId,
+        op: BinaryOp,
+        lhs: ExprId,
+        lhs_ty: &Ty,
+        rhs: ExprId,
+        rhs_ty: &Ty,
+    ) -> Ty {
+        if lhs_ty.is_error() || rhs_ty.is_error() {
+            return Ty::Error;
+        }
+        if !self.check_value(lhs, lhs_ty) || !self.check_value(rhs, rhs_ty) {
+            return Ty::Error;
+        }
+        match op {
+            BinaryOp::Arith(ArithOp::MatMul) => self.matmul_result(expr, lhs, lhs_ty, rhs, rhs_ty),
+            BinaryOp::Arith(
+                arith @ (ArithOp::Shl
+                | ArithOp::Shr
+                | ArithOp::BitAnd
+                | ArithOp::BitXor
+                | ArithOp::BitOr),
+            ) => {
+                let int_like = |ty: &Ty| matches!(ty, Ty::Int | Ty::Char);
+                if int_like(lhs_ty) && int_like(rhs_ty) {
+                    return Ty::Int;
+                }
+                let (bad, bad_ty) = if int_like(lhs_ty) { (rhs, rhs_ty) } else { (lhs, lhs_ty) };
+                let span = self.expr_span(bad);
+                let bad_text = self.describe(bad);
+                self.report(
+                    Code::InvalidOperand,
+                    span,
+                    format!(
+                        "`{}` is for ints only, but {bad_text} is {bad_ty}",
+                        arith_symbol(arith)
+                    ),
+                );
+                Ty::Error
+            }
+            BinaryOp::Arith(arith) => {
+                self.elementwise_result(expr, arith_symbol(arith), lhs, lhs_ty, rhs, rhs_ty, false)
+            }
+            BinaryOp::Cmp(cmp) => {
+                self.elementwise_result(expr, cmp_symbol(cmp), lhs, lhs_ty, rhs, rhs_ty, true)
+            }
+            BinaryOp::Logic(logic) => {
+                for (operand, ty) in [(lhs, lhs_ty), (rhs, rhs_ty)] {
+                    self.check_condition(operand, ty);
+                }
+                let _ = logic;
+                Ty::Bool
+            }
+        }
+    }
+
+    /// `+ - * / %` and comparisons: scalars, or tensors with broadcasting.
+    #[allow(clippy::too_many_arguments)]
+    fn elementwise_result(
+        &mut self,
+        expr: ExprId,
+        symbol: &str,
+        lhs: ExprId,
+        lhs_ty: &Ty,
+        rhs: ExprId,
+        rhs_ty: &Ty,
+        comparison: bool,
+    ) -> Ty {
+        let number = |ty: &Ty| matches!(ty, Ty::Int | Ty::Float | Ty::Char);
+        match (lhs_ty, rhs_ty) {
+            (Ty::Tensor(a), Ty::Tensor(b)) => match broadcast(a, b) {
+                Ok(shape) => Ty::Tensor(shape),
+                Err((i, j)) => {
+                    let span = self.expr_span(expr);
+                    let (lhs_text, rhs_text) = (self.describe(lhs), self.describe(rhs));
+                    let whole = self.describe_whole(expr);
+                    let (x, y) = (
+                        a.dims().and_then(|d| d.get(i)).cloned().unwrap_or(Dim::Unknown),
+                        b.dims().and_then(|d| d.get(j)).cloned().unwrap_or(Dim::Unknown),
+                    );
+                    let (lhs_span, rhs_span) = (self.expr_span(lhs), self.expr_span(rhs));
+                    self.report(
+                        Code::BroadcastMismatch,
+                        span,
+                        format!("{whole}: {lhs_text} is {lhs_ty}, {rhs_text} is {rhs_ty}; extents {x} and {y} cannot broadcast"),
+                    )
+                    .label(lhs_span, format!("{lhs_ty}"))
+                    .label(rhs_span, format!("{rhs_ty}"))
+                    .help("element-wise operators need equal extents, or an extent of 1, in each aligned axis");
+                    Ty::Error
+                }
+            },
+            (Ty::Tensor(shape), other) | (other, Ty::Tensor(shape))
+                if matches!(other, Ty::Int | Ty::Float) =>
+            {
+                Ty::Tensor(shape.clone())
+            }
+            (a, b) if number(a) && number(b) => {
+                if comparison {
+                    Ty::Bool
+                } else if matches!(a, Ty::Float) || matches!(b, Ty::Float) {
+                    Ty::Float
+                } else {
+                    Ty::Int
+                }
+            }
+            (Ty::Bool, Ty::Bool) if comparison && matches!(symbol, "==" | "!=") => Ty::Bool,
+            _ => {
+                let span = self.expr_span(expr);
+                let whole = self.describe_whole(expr);
+                let (lhs_text, rhs_text) = (self.describe(lhs), self.describe(rhs));
+                self.report(
+                    Code::InvalidOperand,
+                    span,
+                    format!("`{symbol}` is not defined for {lhs_ty} and {rhs_ty} in {whole} ({lhs_text} and {rhs_text})"),
+                )
+                .help("arithmetic works on int, float and tensors; cast a bool or char first");
+                Ty::Error
+            }
+        }
+    }
+
+    fn matmul_result(
+        &mut self,
+        expr: ExprId,
+        lhs: ExprId,
+        lhs_ty: &Ty,
+        rhs: ExprId,
+        rhs_ty: &Ty,
+    ) -> Ty {
+        let whole = self.describe_whole(expr);
+        let scalar = [(lhs, lhs_ty), (rhs, rhs_ty)]
+            .into_iter()
+            .find(|(_, ty)| !ty.is_tensor() || ty.rank() == Some(0));
+        if let Some((operand, ty)) = scalar {
+            let span = self.expr_span(expr);
+            let text = self.describe(operand);
+            let operator = self.operator_span(lhs, rhs, '@');
+            let operand_span = self.expr_span(operand);
+            let diagnostic = self.report(
+                Code::MatmulScalar,
+                span,
+                format!("{whole}: `@` needs two tensors of rank 1 or more, but {text} is {ty}"),
+            );
+            diagnostic.label(operand_span, format!("{ty}"));
+            diagnostic.help("to scale a tensor by a number, use `*`");
+            if let Some(operator) = operator {
+                diagnostic.fix_replace("use `*`", operator, "*".to_owned());
+            }
+            return Ty::Error;
+        }
+        let (Ty::Tensor(a), Ty::Tensor(b)) = (lhs_ty, rhs_ty) else { return Ty::Error };
+        match matmul(a, b) {
+            Ok(shape) => Ty::Tensor(shape),
+            Err(err) => {
+                let span = self.expr_span(expr);
+                let (lhs_text, rhs_text) = (self.describe(lhs), self.describe(rhs));
+                let why = match err {
+                    MatmulError::Inner(x, y) => format!("inner dimensions {x} and {y} differ"),
+                    MatmulError::Batch => "batch dimensions do not broadcast".to_owned(),
+                    MatmulError::RankZero => "an operand has rank 0".to_owned(),
+                };
+                let (lhs_span, rhs_span) = (self.expr_span(lhs), self.expr_span(rhs));
+                self.report(
+                    Code::MatmulMismatch,
+                    span,
+                    format!("{whole}: {lhs_text} is {lhs_ty}, {rhs_text} is {rhs_ty}; {why}"),
+                )
+                .label(lhs_span, format!("{lhs_ty}"))
+                .label(rhs_span, format!("{rhs_ty}"))
+                .help("`[m][k] @ [k][n]` needs the last extent of the left operand to equal the first of the right's last two");
+                Ty::Error
+            }
+        }
+    }
+
+    fn infer_assign(
+        &mut self,
+        expr: ExprId,
+        op: Option<ArithOp>,
+        target: ExprId,
+        value: ExprId,
+    ) -> Ty {
+        let target_ty = self.infer_expr(target);
+        let value_ty = self.infer_expr(value);
+        let writable = self.check_write(target);
+        if !writable || target_ty.is_error() {
+            return Ty::Error;
+        }
+        let result = match op {
+            None => value_ty,
+            Some(arith) => self.binary_result(
+                expr,
+                BinaryOp::Arith(arith),
+                target,
+                &target_ty,
+                value,
+                &value_ty,
+            ),
+        };
+        let name = self.write_root(target);
+        let element = !matches!(self.body.exprs[target], Expr::Name { .. });
+        self.check_coerce(value, &result, &target_ty, Target::Assign { name, element });
+        target_ty
+    }
+
+    /// The variable a write through `target` changes, with its declaration.
+    fn write_root(&self, target: ExprId) -> Option<(SmolStr, HirSpan)> {
+        match &self.body.exprs[target] {
+            Expr::Name { name, .. } => {
+                let resolution = self.result.resolution(target)?;
+                let (_, _, span, _) = self.qualifier_of(resolution)?;
+                Some((name.clone(), span))
+            }
+            Expr::Index { base, .. } | Expr::Slice { base, .. } => self.write_root(*base),
+            _ => None,
+        }
+    }
+
+    /// Reports writes to constants and to what is not a place; `false` if the write is invalid.
+    pub(crate) fn check_write(&mut self, target: ExprId) -> bool {
+        match &self.body.exprs[target] {
+            Expr::Missing => false,
+            Expr::Name { name, .. } => {
+                let name = name.clone();
+                let Some(resolution) = self.result.resolution(target) else { return false };
+                match resolution {
+                    Resolution::Function(_) | Resolution::Builtin(_) => {
+                        let span = self.expr_span(target);
+                        self.report(
+                            Code::InvalidAssignTarget,
+                            span,
+                            format!("cannot assign to the function `{name}`"),
+                        );
+                        false
+                    }
+                    _ => {
+                        let Some((qualifier, kind, decl, _)) = self.qualifier_of(resolution) else {
+                            return false;
+                        };
+                        if kind == LocalKind::ShapeVar || qualifier == Some(Qualifier::Cns) {
+                            let span = self.expr_span(target);
+                            let what = if kind == LocalKind::ShapeVar {
+                                "shape variable"
+                            } else {
+                                "constant"
+                            };
+                            self.report(
+                                Code::AssignToConstant,
+                                span,
+                                format!("cannot write to `{name}`: it is a {what}"),
+                            )
+                            .label(decl, format!("`{name}` is declared here as a {what}"))
+                            .help(if kind == LocalKind::ShapeVar {
+                                "a shape variable is bound by a shape and read-only".to_owned()
+                            } else {
+                                format!(
+                                    "drop `cns` from the declaration of `{name}` if it must change"
+                                )
+                            });
+                            return false;
+                        }
+                        true
+                    }
+                }
+            }
+            Expr::Index { base, .. } | Expr::Slice { base, .. } => self.check_write(*base),
+            _ => {
+                let span = self.expr_span(target);
+                self.report(
+                    Code::InvalidAssignTarget,
+                    span,
+                    "cannot assign to this expression: only variables and their elements can be written".to_owned(),
+                );
+                false
+            }
+        }
+    }
+
+    /// Reports a value of type `actual` stored where `expected` is declared.
+    pub(crate) fn check_coerce(
+        &mut self,
+        value: ExprId,
+        actual: &Ty,
+        expected: &Ty,
+        target: Target,
+    ) {
+        if actual.is_error() || expected.is_error() {
+            return;
+        }
+        if !self.check_value(value, actual) {
+            return;
+        }
+        let span = self.expr_span(value);
+        match (expected, actual) {
+            (Ty::Float, Ty::Int | Ty::Float)
+            | (Ty::Int, Ty::Int)
+            | (Ty::Char, Ty::Char)
+            | (Ty::Bool, Ty::Bool)
+            | (Ty::Tensor(_), Ty::Int | Ty::Float) => {}
+            (Ty::Tensor(declared), Ty::Tensor(found)) => {
+                if shapes_compatible(declared, found)
+                    || self.is_flat_initializer(value, declared, &target)
+                {
+                    return;
+                }
+                let (message, label) = match &target {
+                    Target::Local(local) => {
+                        let name = self.body.locals[*local].name.clone();
+                        (
+                            format!(
+                                "the initializer of `{name}` is {actual}, but `{name}` is declared {expected}"
+                            ),
+                            Some((
+                                self.local_span(*local),
+                                format!("`{name}` is declared {expected} here"),
+                            )),
+                        )
+                    }
+                    Target::Assign { name: Some((name, decl)), element: false } => (
+                        format!("cannot assign a {actual} to `{name}`, declared {expected}"),
+                        Some((*decl, format!("`{name}` is declared {expected} here"))),
+                    ),
+                    Target::Assign { .. } => {
+                        (format!("cannot assign a {actual} to an element of type {expected}"), None)
+                    }
+                    Target::Return(name) => {
+                        (format!("`{name}` returns {expected}, but this value is {actual}"), None)
+                    }
+                    Target::Argument { callee, index, param } => (
+                        format!(
+                            "argument {} of `{callee}` must be {expected}, found {actual}",
+                            index + 1
+                        ),
+                        param.map(|p| (p, format!("parameter declared {expected} here"))),
+                    ),
+                };
+                let code = match target {
+                    Target::Argument { .. } => Code::ShapeVarConflict,
+                    _ => Code::DeclaredShapeMismatch,
+                };
+                let diagnostic = self.report(code, span, message);
+                if let Some((label_span, text)) = label {
+                    diagnostic.label(label_span, text);
+                }
+            }
+            (expected, actual) => {
+                let message = match &target {
+                    Target::Local(local) => {
+                        let name = &self.body.locals[*local].name;
+                        format!("`{name}` is declared {expected}, but its initializer is {actual}")
+                    }
+                    Target::Assign { name: Some((name, _)), element: false } => {
+                        format!("cannot assign a {actual} to `{name}`, declared {expected}")
+                    }
+                    Target::Assign { .. } => {
+                        format!("cannot assign a {actual} to an element of type {expected}")
+                    }
+                    Target::Return(name) => {
+                        format!("`{name}` returns {expected}, but this value is {actual}")
+                    }
+                    Target::Argument { callee, index, .. } => {
+                        format!(
+                            "argument {} of `{callee}` must be {expected}, found {actual}",
+                            index + 1
+                        )
+                    }
+                };
+                let cast = matches!(expected, Ty::Int | Ty::Float | Ty::Char | Ty::Bool)
+                    && matches!(actual, Ty::Int | Ty::Float | Ty::Char | Ty::Bool);
+                let param = match &target {
+                    Target::Argument { param, .. } => *param,
+                    _ => None,
+                };
+                let diagnostic = self.report(Code::TypeMismatch, span, message);
+                if cast {
+                    diagnostic.help(format!("convert it explicitly: `({expected})...`"));
+                    diagnostic.fix_insert(
+                        &format!("cast to {expected}"),
+                        span,
+                        &format!("({expected})"),
+                    );
+                } else if matches!(expected, Ty::Float | Ty::Int) && actual.is_tensor() {
+                    diagnostic.help(
+                        "reduce the tensor, as with `sum(...)`, or take one element with `[i]`",
+                    );
+                }
+                if let Some(param) = param {
+                    diagnostic.label(param, format!("parameter declared {expected} here"));
+                }
+            }
+        }
+    }
+
+    /// `var Tensor b[2][1] = [3, 1];`: a flat literal with as many elements as the shape.
+    fn is_flat_initializer(&self, value: ExprId, declared: &Shape, target: &Target) -> bool {
+        if !matches!(target, Target::Local(_)) {
+            return false;
+        }
+        let Expr::TensorLit(elements) = &self.body.exprs[value] else { return false };
+        let flat =
+            elements.iter().all(|e| matches!(self.result.type_of_expr(*e), Ty::Int | Ty::Float));
+        flat && declared.known_size() == Some(elements.len() as i64)
+    }
+
+    /// The type both branches of `?:` have.
+    fn join_branches(&mut self, else_branch: ExprId, then_ty: &Ty, else_ty: &Ty) -> Ty {
+        match (then_ty, else_ty) {
+            (Ty::Error, _) | (_, Ty::Error) => Ty::Error,
+            (a, b) if a == b => a.clone(),
+            (Ty::Int, Ty::Float) | (Ty::Float, Ty::Int) => Ty::Float,
+            (Ty::Tensor(a), Ty::Tensor(b)) if shapes_compatible(a, b) => match (a, b) {
+                (Shape::Ranked(x), Shape::Ranked(y)) => {
+                    Ty::tensor(x.iter().zip(y).map(|(p, q)| p.join(q)).collect())
+                }
+                _ => Ty::unranked(),
+            },
+            (Ty::Tensor(shape), Ty::Int | Ty::Float) | (Ty::Int | Ty::Float, Ty::Tensor(shape)) => {
+                Ty::Tensor(shape.clone())
+            }
+            (a, b) => {
+                let span = self.expr_span(else_branch);
+                self.report(
+                    Code::TypeMismatch,
+                    span,
+                    format!("the branches of `?:` have different types: {a} and {b}"),
+                );
+                Ty::Error
+            }
+        }
+    }
+
+    /// The value of an integer constant expression, if it is one.
+    pub(crate) fn const_int(&self, expr: ExprId) -> Option<i64> {
+        match &self.body.exprs[expr] {
+            Expr::Literal(Literal::Int(value)) => Some(*value),
+            Expr::Name { .. } => match self.result.resolution(expr)? {
+                Resolution::Local(local) => self.body.locals[local].const_value,
+                Resolution::Global { def, local } => {
+                    body_query(self.db, def).body.locals[local].const_value
+                }
+                _ => None,
+            },
+            Expr::Unary { op: UnaryOp::Neg, operand } => self.const_int(*operand)?.checked_neg(),
+            Expr::Unary { op: UnaryOp::Plus, operand } => self.const_int(*operand),
+            Expr::Binary { op: BinaryOp::Arith(op), lhs, rhs } => {
+                let (a, b) = (self.const_int(*lhs)?, self.const_int(*rhs)?);
+                match op {
+                    ArithOp::Add => a.checked_add(b),
+                    ArithOp::Sub => a.checked_sub(b),
+                    ArithOp::Mul => a.checked_mul(b),
+                    ArithOp::Div => a.checked_div(b),
+                    ArithOp::Rem => a.checked_rem(b),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// An int expression as a dimension: a constant, a shape variable, or unknown.
+    pub(crate) fn dim_of_int_expr(&self, expr: ExprId) -> Dim {
+        if let Some(value) = self.const_int(expr) {
+            return Dim::Known(value);
+        }
+        if let Expr::Name { name, .. } = &self.body.exprs[expr] {
+            let kind = match self.result.resolution(expr) {
+                Some(Resolution::Local(local)) => Some(self.body.locals[local].kind),
+                Some(Resolution::Global { def, local }) => {
+                    Some(body_query(self.db, def).body.locals[local].kind)
+                }
+                _ => None,
+            };
+            if kind == Some(LocalKind::ShapeVar) {
+                return Dim::Var(name.clone());
+            }
+        }
+        Dim::Unknown
+    }
+
+    // ----- text for messages -----
+
+    /// The source text of a span of this body.
+    pub(crate) fn source_text(&self, span: RelSpan) -> String {
+        let source = def_source(self.db, self.def);
+        let Some(chunk) = source.chunks.get(span.chunk as usize) else { return String::new() };
+        let root = SyntaxNode::new_root(chunk.clone());
+        let text = root.text();
+        let len = text.len();
+        if span.range.end() > len {
+            return String::new();
+        }
+        text.slice(span.range).to_string()
+    }
+
+    /// How a message names an operand: its text when short, else "this operand".
+    pub(crate) fn describe(&self, expr: ExprId) -> String {
+        let text = self.source_text(self.body.source_map.expr(expr));
+        if !text.is_empty() && text.len() <= MAX_QUOTED && !text.contains('\n') {
+            text
+        } else {
+            "the operand".to_owned()
+        }
+    }
+
+    /// How a message names a whole expression: "`a @ b`", or "this expression".
+    pub(crate) fn describe_whole(&self, expr: ExprId) -> String {
+        let text = self.source_text(self.body.source_map.expr(expr));
+        if !text.is_empty() && text.len() <= 2 * MAX_QUOTED && !text.contains('\n') {
+            format!("`{text}`")
+        } else {
+            "this expression".to_owned()
+        }
+    }
+
+    /// The span of the operator character between two operands.
+    fn operator_span(&self, lhs: ExprId, rhs: ExprId, op: char) -> Option<HirSpan> {
+        let (l, r) = (self.body.source_map.expr(lhs), self.body.source_map.expr(rhs));
+        if l.chunk != r.chunk || l.range.end() > r.range.start() {
+            return None;
+        }
+        let between = TextRange::new(l.range.end(), r.range.start());
+        let text = self.source_text(RelSpan { chunk: l.chunk, range: between });
+        let at = text.find(op)?;
+        let start = between.start() + TextSize::from(at as u32);
+        Some(self.span(RelSpan { chunk: l.chunk, range: TextRange::at(start, TextSize::from(1)) }))
+    }
+}
+
+pub(crate) fn arith_symbol(op: ArithOp) -> &'static str {
+    match op {
+        ArithOp::MatMul => "@",
+        ArithOp::Mul => "*",
+        ArithOp::Div => "/",
+        ArithOp::Rem => "%",
+        ArithOp::Add => "+",
+        ArithOp::Sub => "-",
+        ArithOp::Shl => "<<",
+        ArithOp::Shr => ">>",
+        ArithOp::BitAnd => "&",
+        ArithOp::BitXor => "^",
+        ArithOp::BitOr => "|",
+    }
+}
+
+fn cmp_symbol(op: CmpOp) -> &'static str {
+    match op {
+        CmpOp::Lt => "<",
+        CmpOp::Le => "<=",
+        CmpOp::Gt => ">",
+        CmpOp::Ge => ">=",
+        CmpOp::Eq => "==",
+        CmpOp::Ne => "!=",
+    }
+}

@@ -1,0 +1,346 @@
+//! Checker tests: every program in `test_data/check/ok` checks clean, every program in
+//! `test_data/check/err` gives exactly the diagnostics of its `.txt` golden file, and the
+//! specification's Figure 1 gives exactly its real errors. A property test mutates the corpus and
+//! checks that nothing panics and every range lies inside its file; another checks very deep
+//! input on a small stack.
+//!
+//! A fixture may hold several files: lines `//- name.nb` start each one; the first is checked.
+//! Run with `UPDATE_EXPECT=1` to rewrite the golden files after an intended change.
+
+use std::{fs, path::PathBuf};
+
+use hir::{Database, Diagnostic, SourceFile};
+use proptest::prelude::*;
+use syntax::LineIndex;
+
+fn test_data() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("test_data/check")
+}
+
+/// The files of a fixture, in order.
+fn split_fixture(text: &str) -> Vec<(String, String)> {
+    if !text.starts_with("//- ") {
+        return vec![("main.nb".to_owned(), text.to_owned())];
+    }
+    let mut files: Vec<(String, String)> = Vec::new();
+    for line in text.split_inclusive('\n') {
+        match line.strip_prefix("//- ") {
+            Some(name) => files.push((name.trim().to_owned(), String::new())),
+            None => {
+                if let Some((_, body)) = files.last_mut() {
+                    body.push_str(line);
+                }
+            }
+        }
+    }
+    files
+}
+
+fn load(text: &str) -> (Database, SourceFile) {
+    let mut db = Database::default();
+    let files = split_fixture(text);
+    let mut first = None;
+    for (name, body) in &files {
+        let file = db.set_file(PathBuf::from("/fixture").join(name), body.as_str());
+        first.get_or_insert(file);
+    }
+    let first = first.unwrap_or_else(|| db.set_file("/fixture/main.nb", ""));
+    (db, first)
+}
+
+/// One line per diagnostic (`LINE:COL: CODE message`), with its labels, help and fixes indented
+/// below it.
+fn render(db: &Database, diagnostics: &[Diagnostic], main: SourceFile) -> String {
+    let mut out = String::new();
+    for d in diagnostics {
+        let index = LineIndex::new(d.file.text(db));
+        let (line, col) = index.line_col_1based(d.range.start());
+        let prefix = if d.file == main {
+            String::new()
+        } else {
+            format!("{}:", d.file.path(db).file_name().unwrap_or_default().to_string_lossy())
+        };
+        out.push_str(&format!("{prefix}{line}:{col}: {} {}\n", d.code, d.message));
+        for label in &d.labels {
+            let index = LineIndex::new(label.file.text(db));
+            let (line, col) = index.line_col_1based(label.range.start());
+            out.push_str(&format!("    label {line}:{col}: {}\n", label.message));
+        }
+        if let Some(help) = &d.help {
+            out.push_str(&format!("    help: {help}\n"));
+        }
+        for fix in &d.fixes {
+            let edits: Vec<String> = fix
+                .edits
+                .iter()
+                .map(|edit| {
+                    let index = LineIndex::new(edit.file.text(db));
+                    let (line, col) = index.line_col_1based(edit.range.start());
+                    format!("{line}:{col} {:?}", edit.insert)
+                })
+                .collect();
+            out.push_str(&format!("    fix: {} [{}]\n", fix.label, edits.join(", ")));
+        }
+    }
+    out
+}
+
+fn fixtures(dir: &str) -> Vec<PathBuf> {
+    let dir = test_data().join(dir);
+    let mut entries: Vec<_> = fs::read_dir(&dir)
+        .unwrap_or_else(|err| panic!("cannot read {}: {err}", dir.display()))
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "nb"))
+        .collect();
+    entries.sort();
+    entries
+}
+
+fn check_goldens(dir: &str) -> usize {
+    let update = std::env::var_os("UPDATE_EXPECT").is_some();
+    let mut failures = Vec::new();
+    let paths = fixtures(dir);
+    for path in &paths {
+        let text =
+            fs::read_to_string(path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+        let (db, main) = load(&text);
+        let diagnostics = hir::file_diagnostics(&db, main);
+        assert!(!diagnostics.is_empty(), "{}: expected diagnostics, got none", path.display());
+        let actual = render(&db, diagnostics, main);
+        let expected_path = path.with_extension("txt");
+        let expected = fs::read_to_string(&expected_path).unwrap_or_default();
+        if actual != expected {
+            if update {
+                fs::write(&expected_path, &actual).unwrap_or_else(|err| panic!("{err}"));
+            } else {
+                failures.push(format!(
+                    "{}:\n--- expected\n{expected}--- actual\n{actual}",
+                    path.display()
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "diagnostics differ (rerun with UPDATE_EXPECT=1 to accept):\n{}",
+        failures.join("\n")
+    );
+    paths.len()
+}
+
+#[test]
+fn valid_programs_check_clean() {
+    let paths = fixtures("ok");
+    assert!(paths.len() >= 10, "too few valid programs");
+    let mut failures = Vec::new();
+    for path in &paths {
+        let text =
+            fs::read_to_string(path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+        let (db, main) = load(&text);
+        let diagnostics = hir::file_diagnostics(&db, main);
+        if !diagnostics.is_empty() {
+            failures.push(format!("{}:\n{}", path.display(), render(&db, diagnostics, main)));
+        }
+    }
+    assert!(failures.is_empty(), "valid programs have diagnostics:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn ill_formed_programs_give_their_diagnostics() {
+    let count = check_goldens("err");
+    assert!(count >= 60, "the corpus must hold at least 60 ill-formed programs, found {count}");
+}
+
+#[test]
+fn every_code_has_a_test_program() {
+    let mut seen = std::collections::BTreeSet::new();
+    for path in fixtures("err") {
+        let golden = fs::read_to_string(path.with_extension("txt")).unwrap_or_default();
+        for line in golden.lines().filter(|line| !line.starts_with(' ')) {
+            if let Some(code) = line.split_whitespace().nth(1) {
+                seen.insert(code.to_owned());
+            }
+        }
+    }
+    let missing: Vec<_> =
+        hir::Code::ALL.iter().map(|c| c.as_str()).filter(|c| !seen.contains(*c)).collect();
+    assert!(missing.is_empty(), "codes without a test program: {missing:?}");
+}
+
+#[test]
+fn figure_1_gives_exactly_its_errors() {
+    check_goldens("figure1");
+    let text = fs::read_to_string(test_data().join("figure1/figure1.nb")).unwrap_or_default();
+    let (db, main) = load(&text);
+    let codes: Vec<&str> =
+        hir::file_diagnostics(&db, main).iter().map(|d| d.code.as_str()).collect();
+    assert_eq!(
+        codes,
+        ["E0002", "E0101", "E0204", "E0205", "E0204", "E0204", "E0204", "E0101", "E0002", "E0203"]
+    );
+}
+
+/// Every range of every diagnostic lies inside its file, on character boundaries.
+fn assert_ranges_inside(db: &Database, diagnostics: &[Diagnostic]) {
+    for d in diagnostics {
+        let mut ranges = vec![(d.file, d.range)];
+        ranges.extend(d.labels.iter().map(|l| (l.file, l.range)));
+        for (file, range) in ranges {
+            let text = file.text(db);
+            let end = usize::from(range.end());
+            assert!(end <= text.len(), "{d:?}: range past the end of the file");
+            assert!(
+                text.is_char_boundary(usize::from(range.start())) && text.is_char_boundary(end)
+            );
+        }
+    }
+}
+
+fn corpus() -> Vec<String> {
+    ["ok", "err", "figure1"]
+        .iter()
+        .flat_map(|dir| fixtures(dir))
+        .filter_map(|path| fs::read_to_string(path).ok())
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Cutting, duplicating and splicing pieces of the corpus never panics, and every diagnostic
+    /// range stays inside the text.
+    #[test]
+    fn mutated_programs_never_panic(
+        file in any::<prop::sample::Index>(),
+        cuts in prop::collection::vec((any::<prop::sample::Index>(), 0usize..40, 0usize..4), 1..6),
+    ) {
+        let corpus = corpus();
+        let mut text = corpus[file.index(corpus.len())].clone();
+        let pieces = ["", ";", "}", "{", "(", ")", "[", "]", ",", "@", "Tensor", "grad(", "var", "cns", "=", "x", "0", "\"s\"", "return", "function"];
+        for (at, len, piece) in cuts {
+            let start = at.index(text.len() + 1);
+            let start = (0..=start).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+            let end = (start + len).min(text.len());
+            let end = (end..=text.len()).find(|&i| text.is_char_boundary(i)).unwrap_or(text.len());
+            let replacement = pieces[(piece * 5 + len) % pieces.len()];
+            text.replace_range(start..end, replacement);
+        }
+        let (db, main) = load(&text);
+        let diagnostics = hir::file_diagnostics(&db, main);
+        assert_ranges_inside(&db, diagnostics);
+        for def in hir::all_defs(&db, main) {
+            let _ = hir::infer(&db, def);
+        }
+    }
+}
+
+/// Runs `f` on a thread with a 2 MB stack, as test threads and small hosts have.
+fn on_small_stack(f: impl FnOnce() + Send + 'static) {
+    let handle = std::thread::Builder::new().stack_size(2 * 1024 * 1024).spawn(f);
+    let joined = handle.map(|h| h.join());
+    assert!(matches!(joined, Ok(Ok(()))), "checking deep input failed on a 2 MB stack");
+}
+
+#[test]
+fn long_operator_chains_do_not_overflow_the_stack() {
+    on_small_stack(|| {
+        let mut text = String::from("float x = 1.0");
+        for _ in 0..20_000 {
+            text.push_str(" + 1.0");
+        }
+        text.push_str(";\nprint(x);\nint y = x;\n");
+        let (db, main) = load(&text);
+        let codes: Vec<_> = hir::file_diagnostics(&db, main).iter().map(|d| d.code).collect();
+        assert_eq!(codes, [hir::Code::TypeMismatch]);
+    });
+}
+
+#[test]
+fn deep_nesting_is_checked_without_overflow() {
+    on_small_stack(|| {
+        let depth = 300;
+        let mut text = String::from("float x = ");
+        text.push_str(&"(".repeat(depth));
+        text.push('1');
+        text.push_str(&")".repeat(depth));
+        text.push_str(";\n");
+        for _ in 0..depth {
+            text.push_str("if (x > 0) {\n");
+        }
+        text.push_str("x = x @ x;\n");
+        text.push_str(&"}\n".repeat(depth));
+        let (db, main) = load(&text);
+        let diagnostics = hir::file_diagnostics(&db, main);
+        assert_ranges_inside(&db, diagnostics);
+        assert!(!diagnostics.is_empty());
+    });
+}
+
+/// The error index: each section's erroneous example gives its code, and its fixed example
+/// (the last code block) checks clean.
+#[test]
+fn error_index_examples_are_right() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/errors.md");
+    let index = fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+    let mut failures = Vec::new();
+    for section in index.split("\n## ").skip(1) {
+        let code = section.split(':').next().unwrap_or_default();
+        let blocks: Vec<&str> = section
+            .split("```nabla\n")
+            .skip(1)
+            .filter_map(|block| block.split("```").next())
+            .collect();
+        let Some(fixed) = blocks.last() else {
+            failures.push(format!("{code}: no example"));
+            continue;
+        };
+        if blocks.len() == 2 {
+            let (db, main) = load(blocks[0]);
+            let codes: Vec<&str> =
+                hir::file_diagnostics(&db, main).iter().map(|d| d.code.as_str()).collect();
+            if !codes.contains(&code) {
+                failures.push(format!("{code}: the erroneous example gives {codes:?}"));
+            }
+        }
+        if fixed.contains("import") {
+            continue;
+        }
+        let (db, main) = load(fixed);
+        let diagnostics = hir::file_diagnostics(&db, main);
+        if !diagnostics.is_empty() {
+            failures.push(format!(
+                "{code}: the fixed example gives\n{}",
+                render(&db, diagnostics, main)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// Incremental reparsing of an edited corpus program, when it applies, gives exactly the
+    /// full parse.
+    #[test]
+    fn incremental_reparse_equals_full_parse(
+        file in any::<prop::sample::Index>(),
+        at in any::<prop::sample::Index>(),
+        len in 0usize..16,
+        insert in "[ a-z0-9(){};,+*@=\\[\\]\"/\n]{0,8}",
+    ) {
+        use hir::reparse::{ParsedFile, reparse};
+        let corpus = corpus();
+        let old = &corpus[file.index(corpus.len())];
+        let start = at.index(old.len() + 1);
+        let start = (0..=start).rev().find(|&i| old.is_char_boundary(i)).unwrap_or(0);
+        let end = (start + len).min(old.len());
+        let end = (end..=old.len()).find(|&i| old.is_char_boundary(i)).unwrap_or(old.len());
+        let mut new = old.clone();
+        new.replace_range(start..end, &insert);
+        if let Some(incremental) = reparse(old, &ParsedFile::parse(old), &new) {
+            prop_assert_eq!(incremental, ParsedFile::parse(&new));
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! Incrementality: after an edit inside one function's body, salsa re-runs the lowering and
+//! inference of that function only. The event log of executed queries is snapshotted.
+
+use expect_test::expect;
+use hir::Database;
+
+const PROGRAM: &str = "\
+cns int N = 3;
+function float first(float x) {
+    return x + 1.0;
+}
+function float second(float x) {
+    return x * 2.0;
+}
+function float third(Tensor t[n]) {
+    return sum(t) + first(1.0) + second(2.0);
+}
+test \"third\" {
+    assert(third([1, 2, 3]) > 0);
+}
+Tensor v[N] = [1, 2, 3];
+print(third(v));
+";
+
+#[test]
+fn editing_one_function_reinfers_only_that_function() {
+    let mut db = Database::with_event_log();
+    let file = db.set_file("/work/main.nb", PROGRAM);
+    assert!(hir::file_diagnostics(&db, file).is_empty());
+    db.take_executed();
+
+    // An edit that shifts the text of everything after it, and changes `second`'s body.
+    let edited = PROGRAM.replace("return x * 2.0;", "float y = x * 2.0;\n    return y + 0.5;");
+    db.set_file("/work/main.nb", edited);
+    assert!(hir::file_diagnostics(&db, file).is_empty());
+    let executed = db.take_executed();
+    expect![[r#"
+        [
+            "parse(main.nb)",
+            "file_diagnostics(main.nb)",
+            "item_tree(main.nb)",
+            "item_diagnostics(main.nb)",
+            "def_source(<top level>)",
+            "const_ints(main.nb)",
+            "defs_query(main.nb)",
+            "file_exports(main.nb)",
+            "file_scope(main.nb)",
+            "def_source(third)",
+            "def_source(first)",
+            "def_source(second)",
+            "body_query(second)",
+            "infer(second)",
+            "differentiated_functions(main.nb)",
+            "signature_query(second)",
+            "def_source(test \"third\")",
+        ]
+    "#]]
+    .assert_debug_eq(&executed);
+    let inferred: Vec<&String> = executed.iter().filter(|q| q.starts_with("infer(")).collect();
+    assert_eq!(inferred, ["infer(second)"]);
+}
+
+#[test]
+fn editing_whitespace_reinfers_nothing() {
+    let mut db = Database::with_event_log();
+    let file = db.set_file("/work/main.nb", PROGRAM);
+    let _ = hir::file_diagnostics(&db, file);
+    db.take_executed();
+    db.set_file("/work/main.nb", format!("\n\n{PROGRAM}"));
+    let _ = hir::file_diagnostics(&db, file);
+    let executed = db.take_executed();
+    assert!(
+        !executed.iter().any(|q| q.starts_with("infer(") || q.starts_with("body_query(")),
+        "{executed:#?}"
+    );
+}
+
+#[test]
+fn editor_queries_see_types_and_definitions() {
+    let mut db = Database::default();
+    let text = "var Tensor w[2][3];\nfunction float f(float x) { return x; }\nprint(w, f(1.0));\n";
+    let file = db.set_file("/work/editor.nb", text);
+    let use_of_w = syntax::TextSize::from(text.rfind("w,").unwrap_or(0) as u32);
+    let hover = hir::type_at(&db, file, use_of_w).map(|(_, ty)| ty);
+    assert_eq!(hover.as_deref(), Some("var Tensor[2][3]"));
+    let definition = hir::definition_at(&db, file, use_of_w).map(|(_, range)| range);
+    assert_eq!(definition, Some(syntax::TextRange::new(11.into(), 12.into())));
+    let call = syntax::TextSize::from(text.rfind("f(1").unwrap_or(0) as u32);
+    let definition = hir::definition_at(&db, file, call).map(|(_, range)| u32::from(range.start()));
+    assert_eq!(definition, Some(text.find("f(float").unwrap_or(0) as u32));
+}
+
+#[test]
+fn names_in_scope_follow_blocks_and_shadowing() {
+    let mut db = Database::default();
+    let text = "cns int N = 2;\nint top = 1;\nfunction float f(float x) {\n    float y = x;\n    {\n        int y = 2;\n        print(y);\n    }\n    return y;\n}\n";
+    let file = db.set_file("/work/scope.nb", text);
+    let names = |offset: usize| -> Vec<String> {
+        hir::names_in_scope(&db, file, syntax::TextSize::from(offset as u32))
+            .into_iter()
+            .filter(|(_, kind)| !matches!(kind, hir::ScopeName::Builtin(_)))
+            .map(|(name, _)| name)
+            .collect()
+    };
+    let inner = text.find("print(y)").unwrap_or(0);
+    assert_eq!(names(inner), ["y", "x", "N", "f"]);
+    let outer = text.find("return y").unwrap_or(0);
+    assert_eq!(names(outer), ["y", "x", "N", "f"]);
+    let top = text.len();
+    assert_eq!(names(top), ["top", "N", "f"]);
+}
