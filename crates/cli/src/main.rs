@@ -2,6 +2,7 @@
 
 mod check;
 mod explain;
+mod fmt;
 mod render;
 mod source;
 
@@ -36,6 +37,15 @@ enum Command {
         #[arg(long, value_enum, default_value = "human")]
         format: check::Format,
     },
+    /// Format files and directories (every `.nb` file, recursively) in place; `-` formats
+    /// standard input to standard output.
+    Fmt {
+        /// Files, directories or `-`; the current directory by default.
+        paths: Vec<std::path::PathBuf>,
+        /// Change nothing: print a diff of what would change and exit with 1 if anything would.
+        #[arg(long)]
+        check: bool,
+    },
     /// Explain a diagnostic code, such as `E0204`.
     Explain {
         /// The code.
@@ -48,6 +58,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Parse { file } => parse(&file),
         Command::Check { paths, format } => check::run(&paths, format),
+        Command::Fmt { paths, check } => fmt::run(&paths, fmt::Options { check }),
         Command::Explain { code } => explain::run(&code),
     }
 }
