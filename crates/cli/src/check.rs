@@ -28,7 +28,7 @@ pub fn run(paths: &[PathBuf], format: Format) -> ExitCode {
     let mut files = Vec::new();
     let mut failed = false;
     for root in &roots {
-        match collect(root, &mut files) {
+        match source::collect(root, &mut files) {
             Ok(()) => {}
             Err(message) => {
                 eprintln!("error: {message}");
@@ -74,35 +74,4 @@ pub fn run(paths: &[PathBuf], format: Format) -> ExitCode {
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
     if errors > 0 || failed { ExitCode::FAILURE } else { ExitCode::SUCCESS }
-}
-
-/// Adds `path` if it is a file, or every `.nb` file under it if it is a directory, sorted.
-fn collect(path: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
-    let metadata =
-        std::fs::metadata(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
-    if !metadata.is_dir() {
-        files.push(path.to_path_buf());
-        return Ok(());
-    }
-    let mut stack = vec![path.to_path_buf()];
-    let mut found = Vec::new();
-    while let Some(dir) = stack.pop() {
-        let entries = std::fs::read_dir(&dir)
-            .map_err(|err| format!("cannot read directory {}: {err}", dir.display()))?;
-        for entry in entries.filter_map(Result::ok) {
-            let path = entry.path();
-            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-            if is_dir {
-                let hidden = entry.file_name().to_string_lossy().starts_with('.');
-                if !hidden && entry.file_name() != "target" {
-                    stack.push(path);
-                }
-            } else if path.extension().is_some_and(|ext| ext == "nb") {
-                found.push(path);
-            }
-        }
-    }
-    found.sort();
-    files.extend(found);
-    Ok(())
 }

@@ -43,7 +43,7 @@ pub fn run(paths: &[PathBuf], options: Options) -> ExitCode {
             continue;
         }
         let mut files = Vec::new();
-        match collect(root, &mut files) {
+        match source::collect(root, &mut files) {
             Ok(()) => outcomes.extend(files.iter().map(|file| one_file(file, options))),
             Err(message) => {
                 eprintln!("error: {message}");
@@ -189,35 +189,4 @@ fn create_temporary(dir: &Path, name: &str) -> std::io::Result<(PathBuf, fs::Fil
             Err(err) => return Err(err),
         }
     }
-}
-
-/// Adds `path` if it is a file, or every `.nb` file under it if it is a directory, sorted;
-/// hidden directories and `target` are skipped.
-fn collect(path: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
-    let metadata =
-        fs::metadata(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
-    if !metadata.is_dir() {
-        files.push(path.to_path_buf());
-        return Ok(());
-    }
-    let mut stack = vec![path.to_path_buf()];
-    let mut found = Vec::new();
-    while let Some(dir) = stack.pop() {
-        let entries = fs::read_dir(&dir)
-            .map_err(|err| format!("cannot read directory {}: {err}", dir.display()))?;
-        for entry in entries.filter_map(Result::ok) {
-            let path = entry.path();
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                let hidden = entry.file_name().to_string_lossy().starts_with('.');
-                if !hidden && entry.file_name() != "target" {
-                    stack.push(path);
-                }
-            } else if path.extension().is_some_and(|ext| ext == "nb") {
-                found.push(path);
-            }
-        }
-    }
-    found.sort();
-    files.extend(found);
-    Ok(())
 }

@@ -1,6 +1,7 @@
-//! Reading source files: size limit, UTF-8 validation, and messages that say where it failed.
+//! Finding and reading source files: the `.nb` files under a directory, the size limit, UTF-8
+//! validation, and messages that say where it failed.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The largest source file any command accepts. Offsets in syntax trees are 32-bit, and no
 /// hand-written program comes near this.
@@ -34,4 +35,35 @@ pub fn read(path: &Path) -> Result<String, String> {
             err.as_bytes()[valid.len()]
         )
     })
+}
+
+/// Adds `path` if it is a file, or every `.nb` file under it if it is a directory, sorted;
+/// hidden directories and `target` are skipped.
+pub fn collect(path: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
+    let metadata =
+        std::fs::metadata(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+    if !metadata.is_dir() {
+        files.push(path.to_path_buf());
+        return Ok(());
+    }
+    let mut stack = vec![path.to_path_buf()];
+    let mut found = Vec::new();
+    while let Some(dir) = stack.pop() {
+        let entries = std::fs::read_dir(&dir)
+            .map_err(|err| format!("cannot read directory {}: {err}", dir.display()))?;
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                let hidden = entry.file_name().to_string_lossy().starts_with('.');
+                if !hidden && entry.file_name() != "target" {
+                    stack.push(path);
+                }
+            } else if path.extension().is_some_and(|ext| ext == "nb") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    files.extend(found);
+    Ok(())
 }
