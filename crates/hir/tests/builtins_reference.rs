@@ -1,0 +1,90 @@
+//! `docs/reference/builtins.md` is generated from `hir::builtins::BUILTINS`, the table the checker,
+//! the interpreter and the editor read; this test fails when the page is stale and rewrites it
+//! with `UPDATE_EXPECT=1`.
+
+use std::path::PathBuf;
+
+use hir::builtins::BUILTINS;
+
+/// Groups of the reference page, in `language.md` order: a heading and the names it holds.
+const GROUPS: &[(&str, &[&str])] = &[
+    (
+        "Element-wise functions",
+        &[
+            "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "ln",
+            "log", "log2", "log10", "sqrt", "abs", "sigmoid", "relu", "softplus", "pow", "max",
+            "min",
+        ],
+    ),
+    ("Reductions", &["sum", "mean", "prod", "norm", "logsumexp", "softmax", "log_softmax"]),
+    (
+        "Shape and construction",
+        &[
+            "zeros",
+            "ones",
+            "full",
+            "eye",
+            "arange",
+            "reshape",
+            "transpose",
+            "concat",
+            "stack",
+            "shape",
+            "rank",
+            "all",
+            "any",
+        ],
+    ),
+    ("Random numbers", &["seed", "rand", "randn"]),
+    ("Linear algebra", &["inv", "det", "solve", "cholesky", "trace", "diag", "einsum"]),
+    ("Input and output", &["print", "load", "save", "load_csv"]),
+    ("Differentiation", &["backward", "grad", "jvp", "vjp", "hessian", "jacobian"]),
+    ("Tests", &["assert", "assert_eq", "assert_close", "gradcheck"]),
+];
+
+fn render() -> String {
+    let mut out = String::from(
+        "# Built-in functions\n\n\
+         Generated from `crates/hir/src/builtins.rs` by `crates/hir/tests/builtins_reference.rs`; \
+         do not edit by hand. The checker, the interpreter and the editor's hover and completion \
+         all read that one table.\n",
+    );
+    for (heading, names) in GROUPS {
+        out.push_str(&format!(
+            "\n## {heading}\n\n| signature | differentiable | what it does |\n|---|---|---|\n"
+        ));
+        for name in *names {
+            for info in BUILTINS.iter().filter(|info| info.name == *name) {
+                let diff = if info.differentiable { "yes" } else { "no" };
+                let doc = info.doc.replace('|', "\\|").replace('\n', " ");
+                out.push_str(&format!("| `{}` | {diff} | {doc} |\n", info.signature));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_builtin_is_in_one_group() {
+    for info in BUILTINS {
+        let groups = GROUPS.iter().filter(|(_, names)| names.contains(&info.name)).count();
+        assert_eq!(groups, 1, "`{}` must be listed in exactly one group", info.name);
+    }
+}
+
+#[test]
+fn builtins_reference_is_fresh() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/reference/builtins.md");
+    let expected = render();
+    let actual = std::fs::read_to_string(&path).unwrap_or_default();
+    if actual != expected {
+        if std::env::var_os("UPDATE_EXPECT").is_some() {
+            std::fs::write(&path, expected).unwrap_or_else(|err| panic!("{err}"));
+        } else {
+            panic!(
+                "{} is stale; run UPDATE_EXPECT=1 cargo test -p hir --test builtins_reference",
+                path.display()
+            );
+        }
+    }
+}
