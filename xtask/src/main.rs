@@ -99,7 +99,14 @@ fn vscode_tests(root: &Path) -> Result<(), String> {
     system::ensure_node()?;
     let dir = root.join("editors/vscode");
     run(Command::new("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(&dir))?;
-    run(Command::new("npm").arg("test").current_dir(&dir))
+    run(Command::new("npm").arg("test").current_dir(&dir))?;
+    // The protocol test talks to a real `nabla lsp`.
+    cargo(root, &["build", "-p", "cli"])?;
+    let binary = root.join("target/debug/nabla");
+    run(Command::new("npm")
+        .args(["run", "test:protocol"])
+        .env("NABLA_BIN", binary)
+        .current_dir(&dir))
 }
 
 fn step(name: &str, run: impl FnOnce() -> Result<(), String>) -> Result<(), String> {

@@ -46,6 +46,8 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Run the language server on standard input and output, for editors.
+    Lsp,
     /// Explain a diagnostic code, such as `E0204`.
     Explain {
         /// The code.
@@ -60,6 +62,7 @@ fn main() -> ExitCode {
         Command::Check { paths, format } => check::run(&paths, format),
         Command::Fmt { paths, check } => fmt::run(&paths, fmt::Options { check }),
         Command::Explain { code } => explain::run(&code),
+        Command::Lsp => lsp::run_stdio(),
     }
 }
 

@@ -1,0 +1,265 @@
+//! Hover: for a name, what it is and its type with its shape (`var Tensor[2][3] w`), a
+//! function's signature, or a built-in's signature and documentation; for an index label, the
+//! extent it ranges over; elsewhere, the inferred type of the innermost expression.
+
+use hir::{DefId, LocalId};
+use syntax::{TextRange, TextSize};
+
+use crate::{
+    FileId, FilePosition,
+    semantic::{self, Definition},
+};
+
+/// Markdown to show, and the range it describes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HoverResult {
+    pub range: TextRange,
+    pub markdown: String,
+}
+
+pub(crate) fn hover(db: &hir::Database, position: FilePosition) -> Option<HoverResult> {
+    if !crate::in_file(db, position.file, position.offset) {
+        return None;
+    }
+    if let Some(occurrence) = semantic::occurrence_at(db, position.file, position.offset) {
+        let markdown = match &occurrence.definition {
+            Definition::Local { def, local } => local_markdown(db, *def, *local),
+            Definition::Function(def) => function_markdown(db, *def),
+            Definition::Builtin(builtin) => {
+                let info = semantic::builtin_info(*builtin)?;
+                let mut text = code_block(info.signature);
+                text.push_str("\n\n");
+                text.push_str(info.doc);
+                if info.differentiable {
+                    text.push_str("\n\nDifferentiable.");
+                }
+                text
+            }
+            Definition::Label { def, stmt, name } => label_markdown(db, *def, *stmt, name),
+        };
+        return Some(HoverResult { range: occurrence.range, markdown });
+    }
+    expression_hover(db, position.file, position.offset)
+}
+
+fn code_block(code: &str) -> String {
+    format!("```nabla\n{code}\n```")
+}
+
+fn local_markdown(db: &dyn hir::Db, def: DefId, local: LocalId) -> String {
+    let name = &hir::body(db, def).locals[local].name;
+    let ty = semantic::local_type_text(db, def, local);
+    let kind = semantic::local_kind_text(db, def, local);
+    let mut text = code_block(&format!("{ty} {name}"));
+    text.push_str(&format!("\n\n{kind}"));
+    if def.kind(db) == hir::DefKind::Function {
+        text.push_str(&format!(" of `{}`", hir::signature(db, def).name));
+    }
+    text
+}
+
+fn function_markdown(db: &dyn hir::Db, def: DefId) -> String {
+    let mut text = code_block(&semantic::function_header(db, def));
+    let shape_vars = &hir::signature(db, def).shape_vars;
+    if !shape_vars.is_empty() {
+        let names: Vec<String> = shape_vars.iter().map(|v| format!("`{v}`")).collect();
+        text.push_str(&format!("\n\nshape variables: {}", names.join(", ")));
+    }
+    text
+}
+
+/// An index label and the extent it ranges over, from the first operand that fixes it.
+fn label_markdown(db: &dyn hir::Db, def: DefId, stmt: hir::StmtId, name: &str) -> String {
+    let body = hir::body(db, def);
+    let result = hir::infer(db, def);
+    let mut extent = None;
+    if let hir::Stmt::Index(index) = &body.stmts[stmt] {
+        let operands =
+            std::iter::once(&index.target).chain(index.factors.iter().filter_map(|factor| {
+                match factor {
+                    hir::body::IndexFactor::Tensor(operand) => Some(operand),
+                    hir::body::IndexFactor::Scalar(_) => None,
+                }
+            }));
+        for operand in operands {
+            let Some(axis) = operand.labels.iter().position(|l| l.name == name) else { continue };
+            let ty = result.type_of_expr(operand.tensor);
+            if let Some(dim) = ty.shape().and_then(|s| s.dims()).and_then(|dims| dims.get(axis))
+                && *dim != hir::Dim::Unknown
+            {
+                extent = Some(dim.to_string());
+                break;
+            }
+        }
+    }
+    let mut text = code_block(&format!("index label {name}"));
+    if let Some(extent) = extent {
+        text.push_str(&format!("\n\nranges over 0..{extent}"));
+    }
+    text
+}
+
+fn expression_hover(db: &hir::Database, file: FileId, offset: TextSize) -> Option<HoverResult> {
+    let (range, ty) = hir::type_at(db, file.0, offset)?;
+    if ty == "{unknown}" {
+        return None;
+    }
+    Some(HoverResult { range, markdown: code_block(&ty) })
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{Expect, expect};
+
+    use crate::fixture;
+
+    fn check(text: &str, expect: Expect) {
+        let fixture = fixture::load(text);
+        let hover = fixture.analysis.hover(fixture.position()).ok().flatten();
+        let source = fixture.analysis.file_text(fixture.file).unwrap_or_default();
+        let actual = match hover {
+            Some(hover) => format!("{}\n{}", &source[hover.range], hover.markdown),
+            None => "no hover".to_owned(),
+        };
+        expect.assert_eq(&actual);
+    }
+
+    #[test]
+    fn variable_with_qualifier_and_shape() {
+        check(
+            "var Tensor w[2][3] = zeros([2, 3]);\nfloat y = sum(w$0);\n",
+            expect![[r#"
+                w
+                ```nabla
+                var Tensor[2][3] w
+                ```
+
+                top-level variable"#]],
+        );
+    }
+
+    #[test]
+    fn inferred_shape_of_a_declaration() {
+        check(
+            "Tensor a[2][3];\nTensor b[3][4];\nTensor p$0 = a @ b;\n",
+            expect![[r#"
+                p
+                ```nabla
+                Tensor[2][4] p
+                ```
+
+                top-level variable"#]],
+        );
+    }
+
+    #[test]
+    fn expression_shape() {
+        check(
+            "Tensor a[2][3];\nTensor b[3][4];\nprint(a @$0 b);\n",
+            expect![[r#"
+                a @ b
+                ```nabla
+                Tensor[2][4]
+                ```"#]],
+        );
+    }
+
+    #[test]
+    fn parameter_with_shape_variables() {
+        check(
+            "function float mse(Tensor pred[n][1], Tensor y[n][1]) {\n    return sum(pred$0 - y) / n;\n}\n",
+            expect![[r#"
+                pred
+                ```nabla
+                Tensor[n][1] pred
+                ```
+
+                parameter of `mse`"#]],
+        );
+    }
+
+    #[test]
+    fn shape_variable_in_a_dimension() {
+        check(
+            "function float f(Tensor a[n$0][2], Tensor b[n][2]) {\n    return 0.0;\n}\n",
+            expect![[r#"
+                n
+                ```nabla
+                int n
+                ```
+
+                shape variable of `f`"#]],
+        );
+    }
+
+    #[test]
+    fn function_signature() {
+        check(
+            "function Tensor[n][m] matmul2(Tensor a[n][k], Tensor b[k][m]) {\n    return a @ b;\n}\nTensor x[2][3];\nprint(matmul2$0(x, transpose(x)));\n",
+            expect![[r#"
+                matmul2
+                ```nabla
+                function Tensor[n][m] matmul2(Tensor a[n][k], Tensor b[k][m])
+                ```
+
+                shape variables: `n`, `k`, `m`"#]],
+        );
+    }
+
+    #[test]
+    fn builtin_signature_and_documentation() {
+        check(
+            "Tensor x[3];\nprint(soft$0max(x, 0));\n",
+            expect![[r#"
+                softmax
+                ```nabla
+                softmax(t, axis)
+                ```
+
+                Softmax along an axis (the last by default).
+
+                Differentiable."#]],
+        );
+    }
+
+    #[test]
+    fn index_label_extent() {
+        check(
+            "Tensor A[2][3];\nTensor B[3][4];\nTensor C[2][4];\nC(i,j) = A(i,k$0) * B(k,j);\n",
+            expect![[r#"
+                k
+                ```nabla
+                index label k
+                ```
+
+                ranges over 0..3"#]],
+        );
+    }
+
+    #[test]
+    fn name_from_an_import() {
+        check(
+            r#"
+//- main.nb
+import "lib.nb";
+print(SC$0ALE);
+//- lib.nb
+cns float SCALE = 2.0;
+"#,
+            expect![[r#"
+                SCALE
+                ```nabla
+                cns float SCALE
+                ```
+
+                top-level constant"#]],
+        );
+    }
+
+    #[test]
+    fn out_of_range_offset_is_none() {
+        let fixture = fixture::load("int a = 1;\n");
+        let position = crate::FilePosition { file: fixture.file, offset: 1000.into() };
+        assert_eq!(fixture.analysis.hover(position).ok().flatten(), None);
+    }
+}

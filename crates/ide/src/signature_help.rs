@@ -1,0 +1,218 @@
+//! Signature help: inside the argument list of a call, the callee's signature (a function's
+//! parameters as declared, or a built-in's signature that fits the argument count), which
+//! parameter the cursor is on, and the built-in's documentation.
+
+use hir::ScopeName;
+use syntax::{AstNode, SyntaxKind, TextRange, TextSize, ast};
+
+use crate::{FilePosition, semantic};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignatureHelp {
+    /// The signature, such as `float mse(Tensor pred[n][1], Tensor y[n][1])`.
+    pub label: String,
+    /// Each parameter's range inside `label`.
+    pub parameters: Vec<TextRange>,
+    pub active_parameter: Option<usize>,
+    pub documentation: Option<String>,
+}
+
+pub(crate) fn signature_help(db: &hir::Database, position: FilePosition) -> Option<SignatureHelp> {
+    if !crate::in_file(db, position.file, position.offset) {
+        return None;
+    }
+    let root = hir::parse(db, position.file.0).syntax_node();
+    let offset = position.offset;
+    let token = match root.token_at_offset(offset) {
+        rowan::TokenAtOffset::None => return None,
+        rowan::TokenAtOffset::Single(token) | rowan::TokenAtOffset::Between(token, _) => token,
+    };
+    // In an unclosed call the argument list ends at its last token, so start from the last
+    // token before the cursor that is not trivia.
+    let mut token = token;
+    while token.kind().is_trivia() {
+        token = token.prev_token()?;
+    }
+    let arg_list = token.parent_ancestors().filter_map(ast::ArgList::cast).find(|list| {
+        let range = list.syntax().text_range();
+        let closed = list.r_paren_token().is_some();
+        range.start() < offset && (offset < range.end() || !closed)
+    })?;
+    let call = arg_list.syntax().parent().and_then(ast::CallExpr::cast)?;
+    let Some(ast::Expr::PathExpr(path)) = call.callee() else { return None };
+    let name = path.name_ref()?.text();
+    let active = active_argument(&arg_list, offset);
+    let callee_at = path.syntax().text_range().start();
+    let scope_name = hir::names_in_scope(db, position.file.0, callee_at)
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, scope_name)| scope_name)?;
+    match scope_name {
+        ScopeName::Item(hir::scope::ScopeItem::Function(def)) => {
+            let signature = hir::signature(db, def);
+            let chunks = semantic::def_chunks(db, def);
+            let (node, _) = chunks.first()?;
+            let function = ast::FnDef::cast(node.clone())?;
+            let ret =
+                function.ret_type().map(|r| r.syntax().text().to_string()).unwrap_or_default();
+            let params: Vec<String> = function
+                .param_list()
+                .map(|list| {
+                    list.params().map(|p| collapse(&p.syntax().text().to_string())).collect()
+                })
+                .unwrap_or_default();
+            let (label, parameters) = assemble(&format!("{ret} {}", signature.name), &params);
+            Some(SignatureHelp {
+                label,
+                parameters,
+                active_parameter: Some(active),
+                documentation: None,
+            })
+        }
+        ScopeName::Builtin(builtin) => {
+            let info = semantic::builtin_info(builtin)?;
+            let alternatives: Vec<&str> = info.signature.split(" | ").collect();
+            let arity = |alt: &str| {
+                let inside = alt.split_once('(').map(|(_, rest)| rest.trim_end_matches(')'));
+                inside.map_or(0, |s| if s.trim().is_empty() { 0 } else { s.split(", ").count() })
+            };
+            let chosen = alternatives
+                .iter()
+                .copied()
+                .find(|alt| arity(alt) > active)
+                .or(alternatives.last().copied())?;
+            let (name, rest) = chosen.split_once('(')?;
+            let inside = rest.strip_suffix(')').unwrap_or(rest);
+            let params: Vec<String> =
+                if inside.trim().is_empty() { Vec::new() } else { split_top_level(inside) };
+            let (label, parameters) = assemble(name, &params);
+            let active_parameter =
+                (!parameters.is_empty()).then(|| active.min(parameters.len() - 1));
+            Some(SignatureHelp {
+                label,
+                parameters,
+                active_parameter,
+                documentation: Some(info.doc.to_owned()),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// `name(p0, p1)` and the ranges of the parameters in it.
+fn assemble(name: &str, params: &[String]) -> (String, Vec<TextRange>) {
+    let mut label = format!("{name}(");
+    let mut ranges = Vec::new();
+    for (i, param) in params.iter().enumerate() {
+        if i > 0 {
+            label.push_str(", ");
+        }
+        let start = TextSize::from(label.len() as u32);
+        label.push_str(param);
+        ranges.push(TextRange::new(start, TextSize::from(label.len() as u32)));
+    }
+    label.push(')');
+    (label, ranges)
+}
+
+/// Splits `a, [d0, d1], v` at the commas outside brackets.
+fn split_top_level(text: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut depth = 0i32;
+    let mut current = String::new();
+    for ch in text.chars() {
+        match ch {
+            '[' | '(' => depth += 1,
+            ']' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(current.trim().to_owned());
+                current.clear();
+                continue;
+            }
+            _ => {}
+        }
+        current.push(ch);
+    }
+    parts.push(current.trim().to_owned());
+    parts
+}
+
+fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// How many of the argument list's own commas come before `offset`.
+fn active_argument(list: &ast::ArgList, offset: TextSize) -> usize {
+    list.syntax()
+        .children_with_tokens()
+        .filter_map(|e| e.into_token())
+        .filter(|t| t.kind() == SyntaxKind::COMMA && t.text_range().end() <= offset)
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{Expect, expect};
+
+    use crate::fixture;
+
+    fn check(text: &str, expect: Expect) {
+        let fixture = fixture::load(text);
+        let help = fixture.analysis.signature_help(fixture.position()).ok().flatten();
+        let actual = match help {
+            Some(help) => {
+                let params: Vec<&str> = help.parameters.iter().map(|r| &help.label[*r]).collect();
+                format!(
+                    "{}\nparameters: {}\nactive: {:?}\n{}",
+                    help.label,
+                    params.join(" | "),
+                    help.active_parameter,
+                    help.documentation.unwrap_or_default()
+                )
+            }
+            None => "none".to_owned(),
+        };
+        expect.assert_eq(&actual);
+    }
+
+    #[test]
+    fn function_second_argument() {
+        check(
+            "function float mse(Tensor pred[n][1], Tensor y[n][1]) {\n    return 0.0;\n}\nTensor a[3][1];\nprint(mse(a, $0));\n",
+            expect![[r#"
+                float mse(Tensor pred[n][1], Tensor y[n][1])
+                parameters: Tensor pred[n][1] | Tensor y[n][1]
+                active: Some(1)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn builtin_picks_the_form_that_fits() {
+        check(
+            "Tensor t[2][3];\nprint(sum(t, $0));\n",
+            expect![[r#"
+                sum(t, axis)
+                parameters: t | axis
+                active: Some(1)
+                Sum of the elements, or along one axis."#]],
+        );
+    }
+
+    #[test]
+    fn unclosed_call() {
+        check(
+            "Tensor t[2][3];\nprint(full([2, 3], $0\n",
+            expect![[r#"
+                full([d0, d1, ...], v)
+                parameters: [d0, d1, ...] | v
+                active: Some(1)
+                A tensor of the given shape filled with v."#]],
+        );
+    }
+
+    #[test]
+    fn outside_a_call() {
+        check("int a$0 = 1;\n", expect![[r#"none"#]]);
+    }
+}
