@@ -3,5 +3,8 @@
 
 extern crate blas_src;
 
+pub mod autodiff;
 pub mod einsum;
+pub mod ops;
 pub mod tensor;
+pub mod value;

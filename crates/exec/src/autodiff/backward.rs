@@ -1,0 +1,798 @@
+//! The backward pass: one walk over a level's records in reverse, with one rule per operation.
+//!
+//! Adjoints live in a store indexed by tape position that starts empty and fills on first use
+//! (`None` means no gradient reached the node, which also lets the walk skip it). Scalar records
+//! carry their local derivatives, so a float adjoint flows through them with a multiply-add.
+//! Every other rule is written with the differentiable operations of `ops`, on the values the
+//! record saved (unboxed at the record's level, still tracked at lower levels): when an outer
+//! level is recording (a nested transform, or the program tape under a transform), the backward
+//! pass is itself recorded there, which is what makes derivatives of every order right.
+//!
+//! Decisions at kinks and ties, shared with the scalar fast path in `ops::scalar`:
+//! - `abs'(0) = 0`, `relu'(0) = 0`; `pow(x, y)` has `d/dx = 0` where `y == 0` and `d/dy = 0`
+//!   where `x == 0` (PyTorch and JAX do the same).
+//! - Binary `max`/`min` give the whole gradient to the larger/smaller operand and split it equally
+//!   on a tie, so `max(x, x)` has derivative 1 (PyTorch's `maximum`, JAX's `max`).
+//! - Reductions `max`/`min` split the gradient equally among all elements equal to the extreme
+//!   (PyTorch's `amax`, JAX's `max`); a NaN extreme sends it to the first NaN.
+//! - `prod` divides the output by each element when no element is zero; otherwise it uses the
+//!   exact product of the other elements (prefix and suffix products), whose own derivative is
+//!   exact in the cotangent and, for second derivatives, in the elements; derivatives of third and
+//!   higher order of `prod` at an exactly zero element are not provided (they come out as if that
+//!   product were constant).
+//! - `norm` has gradient 0 at the zero vector.
+//! - `det` uses `det(A) inv(A)^T`; for an exactly singular matrix of order at most 8 it uses the
+//!   cofactor matrix built from minors instead (larger singular matrices are an error).
+//! - `cholesky` follows the symmetric convention of PyTorch and JAX (Murray 2016): with `L` the
+//!   factor and `G` its gradient, `P = tril(L^T G)`, `S = (P + strictly_lower(P)^T) / 2`, and the
+//!   gradient is `L^-T S L^-1`, a symmetric matrix.
+
+use std::rc::Rc;
+
+use super::adjoints::Adjoints;
+use super::error::{AdError, AdErrorKind};
+use super::op::{ALL_AXES, Arg, Extra, IndexRecord, Kind, Op, Records};
+use super::tape::Tape;
+use crate::ops::{self, plain, scalar};
+use crate::tensor::{self, BinaryOp, Index, ReduceOp, Tensor, UnaryOp};
+use crate::value::Value;
+
+/// Which adjoints the caller needs after the pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Keep {
+    /// Every node's (the program tape, for `grad(x)` of intermediates).
+    Everything,
+    /// Only the leaves' (transforms); intermediate adjoints are moved into their rules, which
+    /// lets a rule overwrite a tensor adjoint in place.
+    Leaves,
+}
+
+/// Runs the backward pass of `records` from node `output` with the adjoint `seed`, filling
+/// `adjoints` (reset first) with one adjoint per node up to `output`.
+pub(crate) fn backward_pass(
+    t: &mut Tape,
+    records: &Records,
+    output: usize,
+    seed: Value,
+    keep: Keep,
+    adjoints: &mut Adjoints,
+) -> Result<(), AdError> {
+    let ops = records
+        .ops
+        .get(..=output)
+        .ok_or_else(|| AdError::internal("backward from a node that was not recorded"))?;
+    adjoints.reset(output + 1);
+    adjoints.set(output, seed)?;
+    for (index, op) in ops.iter().enumerate().rev() {
+        match *op {
+            Op::Leaf { .. } => {}
+            Op::Scalar1 { x, dx } => {
+                let g = adjoints.number(index);
+                if !g.is_nan() {
+                    adjoints.add_number(t, x as usize, g * dx)?;
+                } else if let Some(g) = gradient(adjoints, index, keep) {
+                    accumulate_scaled(t, adjoints, x, g, dx)?;
+                }
+            }
+            Op::Scalar2 { a, b, da, db } => {
+                let g = adjoints.number(index);
+                if !g.is_nan() {
+                    adjoints.add_number(t, a as usize, g * da)?;
+                    adjoints.add_number(t, b as usize, g * db)?;
+                } else if let Some(g) = gradient(adjoints, index, keep) {
+                    accumulate_scaled(t, adjoints, a, g.clone(), da)?;
+                    accumulate_scaled(t, adjoints, b, g, db)?;
+                }
+            }
+            ref op => {
+                if let Some(g) = gradient(adjoints, index, keep) {
+                    pullback(t, records, op, g, adjoints)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A node's adjoint for its rule, if any gradient reached it: moved out when only the leaves'
+/// adjoints are kept (so the rule may overwrite it), cloned otherwise.
+#[inline]
+fn gradient(adjoints: &mut Adjoints, index: usize, keep: Keep) -> Option<Value> {
+    match keep {
+        Keep::Everything => adjoints.get(index),
+        Keep::Leaves => adjoints.take(index),
+    }
+}
+
+/// Adds `gradient * derivative` to node `index`'s adjoint.
+fn accumulate_scaled(
+    t: &mut Tape,
+    adjoints: &mut Adjoints,
+    index: u32,
+    gradient: Value,
+    derivative: f64,
+) -> Result<(), AdError> {
+    match gradient {
+        Value::Float(g) => adjoints.add_number(t, index as usize, g * derivative),
+        gradient => {
+            let contribution = ops::mul(t, gradient, Value::Float(derivative))?;
+            adjoints.add(t, index as usize, contribution)
+        }
+    }
+}
+
+/// Adds `contribution` to node `index`'s adjoint.
+fn accumulate(
+    t: &mut Tape,
+    adjoints: &mut Adjoints,
+    index: usize,
+    contribution: Value,
+) -> Result<(), AdError> {
+    adjoints.add(t, index, contribution)
+}
+
+/// Adds the contribution computed by `rule` to `arg`'s adjoint when `arg` is tracked, and skips
+/// the computation for a constant operand.
+fn accumulate_arg(
+    t: &mut Tape,
+    adjoints: &mut Adjoints,
+    arg: Arg,
+    rule: impl FnOnce(&mut Tape) -> Result<Value, AdError>,
+) -> Result<(), AdError> {
+    match arg.index() {
+        Some(index) => {
+            let contribution = rule(t)?;
+            accumulate(t, adjoints, index, contribution)
+        }
+        None => Ok(()),
+    }
+}
+
+/// The gradient `g` reshaped (or converted) to an operand's kind.
+fn reshape_to_kind(t: &mut Tape, g: Value, kind: &Kind) -> Result<Value, AdError> {
+    match kind {
+        Kind::Float => ops::to_float(t, g),
+        Kind::Tensor(shape) => ops::reshape(t, g, shape),
+    }
+}
+
+/// A gradient of a broadcast result summed back to an operand's kind.
+fn unbroadcast(t: &mut Tape, g: Value, kind: &Kind) -> Result<Value, AdError> {
+    match kind {
+        Kind::Float if g.is_tensor() => ops::reduce(t, ReduceOp::Sum, g, None),
+        Kind::Float => Ok(g),
+        Kind::Tensor(shape) if !g.is_tensor() => ops::broadcast_to(t, g, shape),
+        Kind::Tensor(shape) if g.shape() == &shape[..] => Ok(g),
+        Kind::Tensor(shape) => ops::sum_to_shape(t, g, shape),
+    }
+}
+
+/// An index list that selects `range` along `axis` and everything along the axes before it.
+fn slice_along(axis: usize, start: usize, end: Option<usize>) -> Vec<Index> {
+    let mut index = vec![Index::Slice(None, None); axis];
+    index.push(Index::Slice(Some(start as i64), end.map(|end| end as i64)));
+    index
+}
+
+/// The shape of a reduction's output with the reduced axis kept at extent 1.
+fn kept_shape(shape: &[usize], axis: usize) -> Vec<usize> {
+    let mut kept = shape.to_vec();
+    if let Some(extent) = kept.get_mut(axis) {
+        *extent = 1;
+    }
+    kept
+}
+
+fn wrong_extra() -> AdError {
+    AdError::internal("a record names an extra of another kind")
+}
+
+/// The index list and kind of a gather or scatter record.
+fn index_record(records: &Records, slot: u32) -> Result<&IndexRecord, AdError> {
+    match records.extra(slot)? {
+        Extra::Index(record) => Ok(record),
+        _ => Err(wrong_extra()),
+    }
+}
+
+/// One rule per recorded operation: adds the operation's input adjoints given its output's.
+fn pullback(
+    t: &mut Tape,
+    records: &Records,
+    op: &Op,
+    g: Value,
+    adjoints: &mut Adjoints,
+) -> Result<(), AdError> {
+    match op {
+        Op::Leaf { .. } | Op::Scalar1 { .. } | Op::Scalar2 { .. } => Ok(()),
+        Op::Unary { op, x, values } => {
+            let input = records.value(*values, 0)?.clone();
+            let output = records.value(*values, 1)?.clone();
+            let contribution = unary_rule(t, *op, g, input, output)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::Binary { op, lhs, rhs, values, kinds } => {
+            let kinds = [records.kind(*kinds, 0)?, records.kind(*kinds, 1)?];
+            binary_rule(t, records, *op, [*lhs, *rhs], *values, kinds, g, adjoints)
+        }
+        Op::Select { a, b, values, kinds } => {
+            let mask = records.value(*values, 0)?;
+            let (a_kind, b_kind) = (records.kind(*kinds, 0)?, records.kind(*kinds, 1)?);
+            accumulate_arg(t, adjoints, *a, |t| {
+                let routed = ops::select(t, mask, g.clone(), Value::Float(0.0))?;
+                unbroadcast(t, routed, a_kind)
+            })?;
+            accumulate_arg(t, adjoints, *b, |t| {
+                let routed = ops::select(t, mask, Value::Float(0.0), g.clone())?;
+                unbroadcast(t, routed, b_kind)
+            })
+        }
+        Op::Matmul { lhs, rhs, values } => {
+            let a = records.value(*values, 0)?.clone();
+            let b = records.value(*values, 1)?.clone();
+            matmul_rule(t, [*lhs, *rhs], a, b, g, adjoints)
+        }
+        Op::Reduce { op, x, axis, values } => {
+            let input = records.value(*values, 0)?.clone();
+            let output = records.value(*values, 1)?.clone();
+            let axis = (*axis != ALL_AXES).then_some(*axis as usize);
+            let contribution = reduce_rule(t, *op, input, output, axis, g)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::ProdOthers { x, axis, values } => {
+            let input = records.value(*values, 0)?;
+            let axis = (*axis != ALL_AXES).then_some(*axis as usize);
+            let contribution = ops::prod_pairs(t, input, g, axis)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::ProdPairs { v, axis, values } => {
+            // The map from `v` is symmetric, so its transpose applies the same map to `g`.
+            let input = records.value(*values, 0)?;
+            let axis = (*axis != ALL_AXES).then_some(*axis as usize);
+            let contribution = ops::prod_pairs(t, input, g, axis)?;
+            accumulate(t, adjoints, *v as usize, contribution)
+        }
+        Op::Softmax { x, axis, values } => {
+            let y = records.value(*values, 0)?.clone();
+            let kept = kept_shape(y.shape(), *axis as usize);
+            let weighted = ops::mul(t, g.clone(), y.clone())?;
+            let total = ops::reduce(t, ReduceOp::Sum, weighted, Some(i64::from(*axis)))?;
+            let total = ops::reshape(t, total, &kept)?;
+            let centred = ops::sub(t, g, total)?;
+            let contribution = ops::mul(t, y, centred)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::LogSoftmax { x, axis, values } => {
+            let y = records.value(*values, 0)?.clone();
+            let kept = kept_shape(y.shape(), *axis as usize);
+            let total = ops::reduce(t, ReduceOp::Sum, g.clone(), Some(i64::from(*axis)))?;
+            let total = ops::reshape(t, total, &kept)?;
+            let probabilities = ops::unary(t, UnaryOp::Exp, y)?;
+            let spread = ops::mul(t, probabilities, total)?;
+            let contribution = ops::sub(t, g, spread)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::Reshape { x, kinds } => {
+            let contribution = reshape_to_kind(t, g, records.kind(*kinds, 0)?)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::Transpose { x } => {
+            let contribution = ops::transpose(t, g)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::Permute { x, extra } => {
+            let Extra::Axes(axes) = records.extra(*extra)? else { return Err(wrong_extra()) };
+            let mut inverse = vec![0i64; axes.len()];
+            for (position, &axis) in axes.iter().enumerate() {
+                if let Some(slot) = inverse.get_mut(axis) {
+                    *slot = position as i64;
+                }
+            }
+            let contribution = ops::permute(t, g, &inverse)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::Concat { lhs, rhs, axis, split } => {
+            let (axis, split) = (*axis as usize, *split as usize);
+            accumulate_arg(t, adjoints, *lhs, |t| {
+                ops::get(t, g.clone(), &slice_along(axis, 0, Some(split)))
+            })?;
+            accumulate_arg(t, adjoints, *rhs, |t| {
+                ops::get(t, g.clone(), &slice_along(axis, split, None))
+            })
+        }
+        Op::Stack { extra, kinds } => {
+            let Extra::Items(items) = records.extra(*extra)? else { return Err(wrong_extra()) };
+            for (position, &item) in items.iter().enumerate() {
+                let kind = records.kind(*kinds, position)?;
+                accumulate_arg(t, adjoints, item, |t| {
+                    let part = ops::get(t, g.clone(), &[Index::At(position as i64)])?;
+                    reshape_to_kind(t, part, kind)
+                })?;
+            }
+            Ok(())
+        }
+        Op::Diag { x, kinds } => {
+            let contribution = match records.kind(*kinds, 0)?.shape() {
+                &[m, n] => {
+                    let square = ops::diag(t, g)?;
+                    match m.cmp(&n) {
+                        std::cmp::Ordering::Equal => square,
+                        std::cmp::Ordering::Greater => {
+                            let padding = Value::tensor(Tensor::zeros(&[m - n, n])?);
+                            ops::concat(t, square, padding, 0)?
+                        }
+                        std::cmp::Ordering::Less => {
+                            let padding = Value::tensor(Tensor::zeros(&[m, n - m])?);
+                            ops::concat(t, square, padding, 1)?
+                        }
+                    }
+                }
+                _ => ops::diag(t, g)?,
+            };
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::Trace { x, kinds } => {
+            let contribution = match records.kind(*kinds, 0)?.shape() {
+                &[m, n] => ops::mul(t, g, Value::tensor(plain::eye_rect(m, n)?))?,
+                _ => return Err(AdError::internal("trace of a non-matrix")),
+            };
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::Get { x, extra } => {
+            let record = index_record(records, *extra)?;
+            let zeros = Value::tensor(Tensor::zeros(record.kind.shape())?);
+            let contribution = ops::add_at(t, zeros, &record.index, g)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::Set { target, value, extra } => {
+            let record = index_record(records, *extra)?;
+            accumulate_arg(t, adjoints, *value, |t| {
+                let region = ops::get(t, g.clone(), &record.index)?;
+                unbroadcast(t, region, &record.kind)
+            })?;
+            accumulate_arg(t, adjoints, *target, |t| {
+                ops::set(t, g.clone(), &record.index, Value::Float(0.0))
+            })
+        }
+        Op::AddAt { target, value, extra } => {
+            let record = index_record(records, *extra)?;
+            accumulate_arg(t, adjoints, *value, |t| {
+                let region = ops::get(t, g.clone(), &record.index)?;
+                unbroadcast(t, region, &record.kind)
+            })?;
+            accumulate_arg(t, adjoints, *target, |_| Ok(g.clone()))
+        }
+        Op::BroadcastTo { x, kinds } => {
+            let contribution = unbroadcast(t, g, records.kind(*kinds, 0)?)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::SumToShape { x, kinds } => {
+            let contribution = ops::broadcast_to(t, g, records.kind(*kinds, 0)?.shape())?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::ToTensor { x } => {
+            let contribution = ops::to_float(t, g)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::ToFloat { x, kinds } => {
+            let contribution = reshape_to_kind(t, g, records.kind(*kinds, 0)?)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::Inv { x, values } => {
+            // d(A^-1) = -A^-1 dA A^-1, so the gradient is -Y^T G Y^T with Y = A^-1.
+            let y = records.value(*values, 0)?.clone();
+            let y_t = ops::transpose(t, y)?;
+            let left = ops::matmul(t, y_t.clone(), g)?;
+            let product = ops::matmul(t, left, y_t)?;
+            let contribution = ops::neg(t, product)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::Det { x, values } => {
+            let input = records.value(*values, 0)?.clone();
+            let output = records.value(*values, 1)?.clone();
+            let contribution = det_rule(t, input, output, g)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::Solve { a, b, values } => {
+            let matrix = records.value(*values, 0)?.clone();
+            let solution = records.value(*values, 1)?.clone();
+            solve_rule(t, [*a, *b], matrix, solution, g, adjoints)
+        }
+        Op::Cholesky { x, values } => {
+            let factor = records.value(*values, 0)?.clone();
+            let contribution = cholesky_rule(t, factor, g)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::Einsum { extra } => {
+            let Extra::Einsum(record) = records.extra(*extra)? else { return Err(wrong_extra()) };
+            let count = record.args.len();
+            for (position, &arg) in record.args.iter().enumerate() {
+                accumulate_arg(t, adjoints, arg, |t| {
+                    let gradient = Rc::new(record.contraction.gradient(position)?);
+                    let mut operands = Vec::with_capacity(count);
+                    operands.push(g.clone());
+                    for other in (0..count).filter(|&other| other != position) {
+                        operands.push(records.value(record.values, other)?.clone());
+                    }
+                    let shape = records.value(record.values, position)?.shape().to_vec();
+                    ops::contract(t, &gradient, operands, Some(&shape))
+                })?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The input gradient of an element-wise function, from the saved input `x` and output `y`.
+fn unary_rule(t: &mut Tape, op: UnaryOp, g: Value, x: Value, y: Value) -> Result<Value, AdError> {
+    let one = || Value::Float(1.0);
+    Ok(match op {
+        UnaryOp::Neg => ops::neg(t, g)?,
+        UnaryOp::Sin => {
+            let derivative = ops::unary(t, UnaryOp::Cos, x)?;
+            ops::mul(t, g, derivative)?
+        }
+        UnaryOp::Cos => {
+            let sine = ops::unary(t, UnaryOp::Sin, x)?;
+            let product = ops::mul(t, g, sine)?;
+            ops::neg(t, product)?
+        }
+        UnaryOp::Tan => {
+            let square = ops::mul(t, y.clone(), y)?;
+            let derivative = ops::add(t, one(), square)?;
+            ops::mul(t, g, derivative)?
+        }
+        UnaryOp::Asin | UnaryOp::Acos => {
+            let square = ops::mul(t, x.clone(), x)?;
+            let complement = ops::sub(t, one(), square)?;
+            let root = ops::unary(t, UnaryOp::Sqrt, complement)?;
+            let quotient = ops::div(t, g, root)?;
+            match op {
+                UnaryOp::Asin => quotient,
+                _ => ops::neg(t, quotient)?,
+            }
+        }
+        UnaryOp::Atan => {
+            let square = ops::mul(t, x.clone(), x)?;
+            let denominator = ops::add(t, one(), square)?;
+            ops::div(t, g, denominator)?
+        }
+        UnaryOp::Sinh => {
+            let derivative = ops::unary(t, UnaryOp::Cosh, x)?;
+            ops::mul(t, g, derivative)?
+        }
+        UnaryOp::Cosh => {
+            let derivative = ops::unary(t, UnaryOp::Sinh, x)?;
+            ops::mul(t, g, derivative)?
+        }
+        UnaryOp::Tanh => {
+            let square = ops::mul(t, y.clone(), y)?;
+            let derivative = ops::sub(t, one(), square)?;
+            ops::mul(t, g, derivative)?
+        }
+        UnaryOp::Exp => ops::mul(t, g, y)?,
+        UnaryOp::Ln => ops::div(t, g, x)?,
+        UnaryOp::Log2 | UnaryOp::Log10 => {
+            let scale = match op {
+                UnaryOp::Log2 => std::f64::consts::LN_2,
+                _ => std::f64::consts::LN_10,
+            };
+            let denominator = ops::mul(t, x, Value::Float(scale))?;
+            ops::div(t, g, denominator)?
+        }
+        UnaryOp::Sqrt => {
+            let half = ops::mul(t, g, Value::Float(0.5))?;
+            ops::div(t, half, y)?
+        }
+        UnaryOp::Abs => {
+            let sign = plain::map_primal(&x, scalar::sign)?;
+            ops::mul(t, g, sign)?
+        }
+        UnaryOp::Sigmoid => {
+            let complement = ops::sub(t, one(), y.clone())?;
+            let derivative = ops::mul(t, y, complement)?;
+            ops::mul(t, g, derivative)?
+        }
+        UnaryOp::Relu => {
+            let step = plain::map_primal(&x, scalar::step)?;
+            ops::mul(t, g, step)?
+        }
+        UnaryOp::Softplus => {
+            let derivative = ops::unary(t, UnaryOp::Sigmoid, x)?;
+            ops::mul(t, g, derivative)?
+        }
+    })
+}
+
+/// The operand gradients of broadcasting arithmetic.
+#[allow(clippy::too_many_arguments)]
+fn binary_rule(
+    t: &mut Tape,
+    records: &Records,
+    op: BinaryOp,
+    [lhs, rhs]: [Arg; 2],
+    values: u32,
+    [lhs_kind, rhs_kind]: [&Kind; 2],
+    g: Value,
+    adjoints: &mut Adjoints,
+) -> Result<(), AdError> {
+    let saved = |offset| records.value(values, offset).cloned();
+    match op {
+        BinaryOp::Add | BinaryOp::Sub => {
+            accumulate_arg(t, adjoints, lhs, |t| unbroadcast(t, g.clone(), lhs_kind))?;
+            accumulate_arg(t, adjoints, rhs, |t| {
+                let routed = match op {
+                    BinaryOp::Add => g.clone(),
+                    _ => ops::neg(t, g.clone())?,
+                };
+                unbroadcast(t, routed, rhs_kind)
+            })
+        }
+        BinaryOp::Mul => {
+            accumulate_arg(t, adjoints, lhs, |t| {
+                let product = ops::mul(t, g.clone(), saved(1)?)?;
+                unbroadcast(t, product, lhs_kind)
+            })?;
+            accumulate_arg(t, adjoints, rhs, |t| {
+                let product = ops::mul(t, g.clone(), saved(0)?)?;
+                unbroadcast(t, product, rhs_kind)
+            })
+        }
+        BinaryOp::Div => {
+            accumulate_arg(t, adjoints, lhs, |t| {
+                let quotient = ops::div(t, g.clone(), saved(1)?)?;
+                unbroadcast(t, quotient, lhs_kind)
+            })?;
+            accumulate_arg(t, adjoints, rhs, |t| {
+                // d(a/b)/db = -(a/b)/b.
+                let scaled = ops::mul(t, g.clone(), saved(2)?)?;
+                let quotient = ops::div(t, scaled, saved(1)?)?;
+                let negated = ops::neg(t, quotient)?;
+                unbroadcast(t, negated, rhs_kind)
+            })
+        }
+        BinaryOp::Rem => {
+            accumulate_arg(t, adjoints, lhs, |t| unbroadcast(t, g.clone(), lhs_kind))?;
+            accumulate_arg(t, adjoints, rhs, |t| {
+                // fmod(a, b) = a - trunc(a/b) b, with trunc(a/b) locally constant.
+                let quotients = plain::zip_primals(&saved(0)?, &saved(1)?, |a, b| (a / b).trunc())?;
+                let product = ops::mul(t, g.clone(), quotients)?;
+                let negated = ops::neg(t, product)?;
+                unbroadcast(t, negated, rhs_kind)
+            })
+        }
+        BinaryOp::Pow => {
+            accumulate_arg(t, adjoints, lhs, |t| {
+                let (base, exponent) = (saved(0)?, saved(1)?);
+                let lowered = ops::sub(t, exponent.clone(), Value::Float(1.0))?;
+                let power = ops::pow(t, base, lowered)?;
+                let derivative = ops::mul(t, exponent.clone(), power)?;
+                let product = ops::mul(t, g.clone(), derivative)?;
+                let constant = plain::map_primal(&exponent, |y| f64::from(u8::from(y == 0.0)))?;
+                let masked = ops::select(t, &constant, Value::Float(0.0), product)?;
+                unbroadcast(t, masked, lhs_kind)
+            })?;
+            accumulate_arg(t, adjoints, rhs, |t| {
+                let (base, output) = (saved(0)?, saved(2)?);
+                let logarithm = ops::unary(t, UnaryOp::Ln, base.clone())?;
+                let derivative = ops::mul(t, output, logarithm)?;
+                let product = ops::mul(t, g.clone(), derivative)?;
+                let at_zero = plain::map_primal(&base, |x| f64::from(u8::from(x == 0.0)))?;
+                let masked = ops::select(t, &at_zero, Value::Float(0.0), product)?;
+                unbroadcast(t, masked, rhs_kind)
+            })
+        }
+        BinaryOp::Max | BinaryOp::Min => {
+            let shares = match op {
+                BinaryOp::Max => scalar::max_shares,
+                _ => scalar::min_shares,
+            };
+            accumulate_arg(t, adjoints, lhs, |t| {
+                let share = plain::zip_primals(&saved(0)?, &saved(1)?, |a, b| shares(a, b).0)?;
+                let routed = ops::mul(t, g.clone(), share)?;
+                unbroadcast(t, routed, lhs_kind)
+            })?;
+            accumulate_arg(t, adjoints, rhs, |t| {
+                let share = plain::zip_primals(&saved(0)?, &saved(1)?, |a, b| shares(a, b).1)?;
+                let routed = ops::mul(t, g.clone(), share)?;
+                unbroadcast(t, routed, rhs_kind)
+            })
+        }
+        BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne => {
+            Ok(())
+        }
+    }
+}
+
+/// The gradients of `a @ b` in every rank case: a vector operand is a one-row (left) or
+/// one-column (right) matrix, batch axes broadcast, and each gradient is summed back to its
+/// operand's shape.
+fn matmul_rule(
+    t: &mut Tape,
+    [lhs, rhs]: [Arg; 2],
+    a: Value,
+    b: Value,
+    g: Value,
+    adjoints: &mut Adjoints,
+) -> Result<(), AdError> {
+    let (a_shape, b_shape) = (a.shape().to_vec(), b.shape().to_vec());
+    let a2 = match a_shape.as_slice() {
+        &[k] => ops::reshape(t, a, &[1, k])?,
+        _ => a,
+    };
+    let b2 = match b_shape.as_slice() {
+        &[k] => ops::reshape(t, b, &[k, 1])?,
+        _ => b,
+    };
+    let (a2_shape, b2_shape) = (a2.shape().to_vec(), b2.shape().to_vec());
+    let g2 = ops::reshape(t, g, &tensor::matmul_shape(&a2_shape, &b2_shape)?)?;
+    accumulate_arg(t, adjoints, lhs, |t| {
+        let b2_t = ops::swap_last_two(t, b2.clone())?;
+        let product = ops::matmul(t, g2.clone(), b2_t)?;
+        let summed = ops::sum_to_shape(t, product, &a2_shape)?;
+        ops::reshape(t, summed, &a_shape)
+    })?;
+    accumulate_arg(t, adjoints, rhs, |t| {
+        let a2_t = ops::swap_last_two(t, a2.clone())?;
+        let product = ops::matmul(t, a2_t, g2.clone())?;
+        let summed = ops::sum_to_shape(t, product, &b2_shape)?;
+        ops::reshape(t, summed, &b_shape)
+    })
+}
+
+/// The input gradient of a reduction over all elements (`axis == None`) or one axis.
+fn reduce_rule(
+    t: &mut Tape,
+    op: ReduceOp,
+    x: Value,
+    y: Value,
+    axis: Option<usize>,
+    g: Value,
+) -> Result<Value, AdError> {
+    let shape = x.shape().to_vec();
+    // Brings an output-shaped value back to a shape that broadcasts against the input.
+    let expand = |t: &mut Tape, value: Value| match axis {
+        None => ops::to_tensor(t, value),
+        Some(axis) => ops::reshape(t, value, &kept_shape(&shape, axis)),
+    };
+    Ok(match op {
+        ReduceOp::Sum => {
+            let expanded = expand(t, g)?;
+            ops::broadcast_to(t, expanded, &shape)?
+        }
+        ReduceOp::Mean => {
+            let count = match axis {
+                None => x.len(),
+                Some(axis) => shape.get(axis).copied().unwrap_or(1),
+            };
+            // Element counts convert to `f64` exactly.
+            let scaled = ops::div(t, g, Value::Float(count as f64))?;
+            let expanded = expand(t, scaled)?;
+            ops::broadcast_to(t, expanded, &shape)?
+        }
+        ReduceOp::Max | ReduceOp::Min => {
+            let input = plain::into_tensor(x.detach(), op.name())?;
+            let shares = plain::extreme_shares(&input, axis, op == ReduceOp::Max)?;
+            let expanded = expand(t, g)?;
+            ops::mul(t, expanded, Value::tensor(shares))?
+        }
+        ReduceOp::Prod => {
+            let expanded = expand(t, g)?;
+            let has_zero = x.as_tensor().is_some_and(|x| x.array().iter().any(|&v| v == 0.0));
+            let others = match has_zero {
+                true => ops::prod_others(t, x, axis)?,
+                false => {
+                    let product = expand(t, y)?;
+                    ops::div(t, product, x)?
+                }
+            };
+            ops::mul(t, expanded, others)?
+        }
+        ReduceOp::Norm => {
+            let norm = expand(t, y)?;
+            let at_zero = plain::map_primal(&norm, |n| f64::from(u8::from(n == 0.0)))?;
+            let direction = ops::div(t, x, norm)?;
+            let expanded = expand(t, g)?;
+            let product = ops::mul(t, expanded, direction)?;
+            ops::select(t, &at_zero, Value::Float(0.0), product)?
+        }
+        ReduceOp::LogSumExp => {
+            let total = expand(t, y)?;
+            let shifted = ops::sub(t, x, total)?;
+            let weights = ops::unary(t, UnaryOp::Exp, shifted)?;
+            let expanded = expand(t, g)?;
+            ops::mul(t, expanded, weights)?
+        }
+    })
+}
+
+/// The largest matrix whose singular determinant is differentiated through its cofactors.
+const COFACTOR_LIMIT: usize = 8;
+
+/// The gradient of `det`: `g det(A) inv(A)^T`, or `g` times the cofactor matrix when `A` is
+/// exactly singular.
+fn det_rule(t: &mut Tape, x: Value, y: Value, g: Value) -> Result<Value, AdError> {
+    if y.as_f64() != Some(0.0) {
+        let inverse = ops::inv(t, x)?;
+        let inverse_t = ops::transpose(t, inverse)?;
+        let scale = ops::mul(t, g, y)?;
+        return ops::mul(t, scale, inverse_t);
+    }
+    let n = match x.shape() {
+        &[n, _] => n,
+        _ => return Err(AdError::internal("det of a non-matrix")),
+    };
+    if n > COFACTOR_LIMIT {
+        let what = "the gradient of det at a singular matrix larger than 8 by 8";
+        return Err(AdErrorKind::Unsupported { what }.into());
+    }
+    let mut cofactors = Vec::with_capacity(n * n);
+    for i in 0..n {
+        for j in 0..n {
+            let minor = minor(t, &x, i, j, n)?;
+            let determinant = ops::det(t, minor)?;
+            let sign = if (i + j) % 2 == 0 { 1.0 } else { -1.0 };
+            cofactors.push(ops::mul(t, determinant, Value::Float(sign))?);
+        }
+    }
+    let cofactors = ops::from_elements(t, &[n, n], cofactors)?;
+    ops::mul(t, g, cofactors)
+}
+
+/// The matrix `x` without row `i` and column `j`.
+fn minor(t: &mut Tape, x: &Value, i: usize, j: usize, n: usize) -> Result<Value, AdError> {
+    let rows = without(t, x.clone(), 0, i, n)?;
+    without(t, rows, 1, j, n)
+}
+
+/// `x` without entry `skip` along `axis` (of extent `n`).
+fn without(t: &mut Tape, x: Value, axis: usize, skip: usize, n: usize) -> Result<Value, AdError> {
+    let before = ops::get(t, x.clone(), &slice_along(axis, 0, Some(skip)))?;
+    let after = ops::get(t, x, &slice_along(axis, skip + 1, Some(n)))?;
+    ops::concat(t, before, after, axis as i64)
+}
+
+/// The gradients of `x = solve(a, b)`: `gb = solve(a^T, g)` and `ga = -gb x^T` (an outer product
+/// for a vector `b`).
+fn solve_rule(
+    t: &mut Tape,
+    [a, b]: [Arg; 2],
+    matrix: Value,
+    solution: Value,
+    g: Value,
+    adjoints: &mut Adjoints,
+) -> Result<(), AdError> {
+    let matrix_t = ops::transpose(t, matrix)?;
+    let gb = ops::solve(t, matrix_t, g)?;
+    accumulate_arg(t, adjoints, a, |t| {
+        let product = match solution.shape() {
+            &[n] => {
+                let column = ops::reshape(t, gb.clone(), &[n, 1])?;
+                let row = ops::reshape(t, solution.clone(), &[1, n])?;
+                ops::mul(t, column, row)?
+            }
+            _ => {
+                let solution_t = ops::transpose(t, solution.clone())?;
+                ops::matmul(t, gb.clone(), solution_t)?
+            }
+        };
+        ops::neg(t, product)
+    })?;
+    accumulate_arg(t, adjoints, b, |_| Ok(gb.clone()))
+}
+
+/// The symmetric gradient of `cholesky` (see the module documentation).
+fn cholesky_rule(t: &mut Tape, factor: Value, g: Value) -> Result<Value, AdError> {
+    let n = factor.shape().first().copied().unwrap_or(0);
+    let factor_t = ops::transpose(t, factor)?;
+    let product = ops::matmul(t, factor_t.clone(), g)?;
+    let lower = ops::mul(t, product, Value::tensor(plain::lower_mask(n, true)?))?;
+    let strict = ops::mul(t, lower.clone(), Value::tensor(plain::lower_mask(n, false)?))?;
+    let strict_t = ops::transpose(t, strict)?;
+    let sum = ops::add(t, lower, strict_t)?;
+    let symmetric = ops::mul(t, sum, Value::Float(0.5))?;
+    let left = ops::solve(t, factor_t.clone(), symmetric)?;
+    let left_t = ops::transpose(t, left)?;
+    let both = ops::solve(t, factor_t, left_t)?;
+    ops::transpose(t, both)
+}

@@ -1,0 +1,47 @@
+//! Automatic differentiation: the tape of the program (`var`, `backward`, `grad(x)`) and
+//! differentiation as a construct (`grad(f)`, `jvp`, `vjp`, `hessian`, `jacobian`), nested to any
+//! order, plus the finite-difference `gradcheck`.
+//!
+//! The design follows HIPS autograd's boxes and traces (Maclaurin et al.) with a flat tape per
+//! level in place of a graph of objects:
+//!
+//! - Level 0 is the program tape; each transform opens the next level while it runs. A tracked
+//!   value is a box naming its level and node (see `value`); a value tracked at several levels is
+//!   a box of a box.
+//! - An operation is recorded only when an operand is tracked at a live level, at the highest such
+//!   level, with its primal computed by the same operation on the operands unboxed at that level,
+//!   so lower levels record it too. Each level's records are appended in execution order (already
+//!   topological) and its backward pass walks them once in reverse with one rule per operation
+//!   (`backward`), accumulating into a store that zero-fills on first use. The rules are built
+//!   from the same differentiable operations, so enclosing levels record the backward pass and
+//!   higher derivatives come out right for every primitive.
+//! - `backward` releases the program tape by moving its serial base, so stale boxes turn into
+//!   constants without anyone rewriting them, and `var` slots are re-leafed lazily
+//!   ([`Tape::refresh_var`]); `tape.rs` explains the choice.
+//! - `backward` is only allowed at the program level (an error inside a transform); transforms may
+//!   run anywhere, including in a training loop that calls `backward`, and their results are
+//!   recorded on the program tape when their arguments depend on a `var`.
+//!
+//! The autodiff layer knows values, tensors and contractions; it knows nothing of syntax or the
+//! interpreter, which reaches it through the `ops` functions, [`Tape`] and the drivers, and
+//! attaches spans to its [`AdError`]s.
+
+mod adjoints;
+mod backward;
+mod error;
+mod op;
+mod tape;
+mod transform;
+
+#[cfg(test)]
+mod tests;
+
+pub use error::{AdError, AdErrorKind};
+pub use tape::Tape;
+pub use transform::{
+    AdContext, Function, GradcheckConfig, GradcheckElement, GradcheckReport, grad, gradcheck,
+    hessian, jacobian, jvp, vjp,
+};
+
+pub(crate) use op::{ALL_AXES, Arg, EinsumRecord, Extra, IndexRecord, Kind, NOTHING_SAVED, Op};
+pub(crate) use tape::{Lifted, LiftedVec};

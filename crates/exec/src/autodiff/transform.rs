@@ -1,0 +1,473 @@
+//! Differentiation as a construct (language.md 3.2): `grad(f)`, `grad(f, k)`, `vjp(f)`, `jvp(f)`,
+//! `hessian(f)`, `jacobian(f)`, and `gradcheck`.
+//!
+//! Each transform opens a new level, makes the argument it differentiates a leaf of that level,
+//! calls the function through the caller's callback, closes the level and runs a backward pass
+//! over what it recorded. Operations inside record at the highest level their operands are
+//! tracked at, computing their primal one level down (so outer levels record it too), and the
+//! backward pass is made of recorded operations, so transforms nest to any order; a value of the
+//! inner level is never mistaken for one of an outer level because each level has its own boxes
+//! (the perturbation confusion of Abadi & Plotkin cannot arise).
+//!
+//! `jvp` is the transpose of a `vjp` (reverse over reverse, as Abadi & Plotkin suggest): the
+//! backward pass of `f` seeded with a cotangent `u` that is itself a leaf of an enclosing level
+//! gives `J^T u` as a recorded linear function of `u`, and one more backward pass of that, seeded
+//! with the tangent, gives `J t`. This costs one forward and two backward passes and needs no
+//! second set of (tangent) rules, and it nests like everything else. `hessian` and `jacobian`
+//! record once and run one backward pass per output element.
+//!
+//! The callback receives the caller's context (the interpreter) so that it can run a Nabla
+//! function; [`AdContext`] is how the drivers reach the tape inside that context.
+
+use super::backward::{Keep, backward_pass};
+use super::error::{AdError, AdErrorKind};
+use super::op::Records;
+use super::tape::{Tape, ones_like, zeros_like};
+use crate::ops;
+use crate::tensor::Tensor;
+use crate::value::{Primal, Value};
+
+/// Whatever owns the tape (the interpreter; the tape itself in tests).
+pub trait AdContext {
+    fn tape(&mut self) -> &mut Tape;
+}
+
+impl AdContext for Tape {
+    fn tape(&mut self) -> &mut Tape {
+        self
+    }
+}
+
+/// A differentiable function as the drivers call it: the caller's context and the arguments in,
+/// the result out.
+pub type Function<'f, C, E> = dyn FnMut(&mut C, Vec<Value>) -> Result<Value, E> + 'f;
+
+/// What running a function at a fresh level produced: its result, the recording, the result's
+/// node on it (if the result depends on the argument) and the argument's leaf.
+struct Traced {
+    level: usize,
+    records: Records,
+    y: Value,
+    output: Option<usize>,
+    leaf: usize,
+}
+
+/// Opens a level, makes `args[wrt]` its leaf, calls `f` and closes the level, whatever `f`
+/// returns.
+fn trace<C, E>(
+    cx: &mut C,
+    f: &mut Function<'_, C, E>,
+    mut args: Vec<Value>,
+    wrt: usize,
+    transform: &'static str,
+) -> Result<Traced, E>
+where
+    C: AdContext + ?Sized,
+    E: From<AdError>,
+{
+    let count = args.len();
+    let Some(argument) = args.get_mut(wrt) else {
+        let reason = format!("parameter {wrt} does not exist; the function got {count} arguments");
+        return Err(AdError::from(AdErrorKind::Argument { transform, reason }).into());
+    };
+    if !argument.is_differentiable() {
+        return Err(AdError::from(AdErrorKind::NotDifferentiable {
+            transform,
+            found: argument.type_name(),
+        })
+        .into());
+    }
+    let tape = cx.tape();
+    let level = tape.open_level()?;
+    let value = tape.settled(std::mem::replace(argument, Value::Int(0)));
+    let leaf = tape.transform_leaf(level, value).and_then(|x| {
+        let index = tape.top_index(&x, level);
+        index.map(|index| (x, index)).ok_or_else(|| AdError::internal("a leaf not on its level"))
+    });
+    let (x, leaf) = match leaf {
+        Ok(found) => found,
+        Err(error) => {
+            let _ = tape.close_level(level);
+            return Err(error.into());
+        }
+    };
+    *argument = x;
+    let result = f(cx, args);
+    let tape = cx.tape();
+    let output = result.as_ref().ok().and_then(|y| tape.top_index(y, level));
+    let records = tape.close_level(level)?;
+    let y = result?;
+    Ok(Traced { level, records, y, output, leaf })
+}
+
+/// Runs a backward pass over a finished recording and returns the adjoint of its leaf; the
+/// recording is kept for further passes.
+fn leaf_adjoint(
+    tape: &mut Tape,
+    traced: &Traced,
+    output: usize,
+    seed: Value,
+) -> Result<Option<Value>, AdError> {
+    let mut adjoints = tape.take_store();
+    let result = backward_pass(tape, &traced.records, output, seed, Keep::Leaves, &mut adjoints);
+    let adjoint = adjoints.take(traced.leaf);
+    tape.give_store(adjoints);
+    result.map(|()| adjoint)
+}
+
+/// Checks that a function's result is a single number and returns the seed `1` of its type.
+fn scalar_seed(y: &Value, transform: &'static str) -> Result<Value, AdError> {
+    match y.primal() {
+        Primal::Float(_) => Ok(Value::Float(1.0)),
+        Primal::Tensor(tensor) if tensor.len() == 1 => ones_like(y),
+        _ => Err(AdErrorKind::NotScalarOutput { transform, found: y.type_name() }.into()),
+    }
+}
+
+/// Checks that a tangent or cotangent has the type of the value it goes with.
+fn check_tangent(expected: &Value, found: &Value, transform: &'static str) -> Result<(), AdError> {
+    let same = expected.is_float() == found.is_float() && expected.shape() == found.shape();
+    match same && found.is_differentiable() {
+        true => Ok(()),
+        false => Err(AdError::from(AdErrorKind::TangentShape {
+            transform,
+            expected: expected.type_name(),
+            found: found.type_name(),
+        })),
+    }
+}
+
+/// `grad(f, wrt)(args)`: the gradient of the scalar `f` with respect to parameter `wrt`, of that
+/// parameter's type; zeros when `f` does not depend on it.
+pub fn grad<C, E>(
+    cx: &mut C,
+    f: &mut Function<'_, C, E>,
+    args: Vec<Value>,
+    wrt: usize,
+) -> Result<Value, E>
+where
+    C: AdContext + ?Sized,
+    E: From<AdError>,
+{
+    let zeros = match args.get(wrt) {
+        Some(argument) => zeros_like(argument)?,
+        None => Value::Float(0.0),
+    };
+    let traced = trace(cx, f, args, wrt, "grad")?;
+    let tape = cx.tape();
+    let result = (|| {
+        let seed = scalar_seed(&traced.y, "grad")?;
+        let Some(output) = traced.output else { return Ok(None) };
+        leaf_adjoint(tape, &traced, output, seed)
+    })();
+    tape.recycle(traced.level, traced.records);
+    Ok(result?.unwrap_or(zeros))
+}
+
+/// `vjp(f)(args, cotangent)`: the cotangent (of `f`'s result type) pulled back to the first
+/// parameter.
+pub fn vjp<C, E>(
+    cx: &mut C,
+    f: &mut Function<'_, C, E>,
+    args: Vec<Value>,
+    cotangent: Value,
+) -> Result<Value, E>
+where
+    C: AdContext + ?Sized,
+    E: From<AdError>,
+{
+    let zeros = match args.first() {
+        Some(argument) => zeros_like(argument)?,
+        None => Value::Float(0.0),
+    };
+    let traced = trace(cx, f, args, 0, "vjp")?;
+    let tape = cx.tape();
+    let result = (|| {
+        check_tangent(&traced.y, &cotangent, "vjp")?;
+        let Some(output) = traced.output else { return Ok(None) };
+        leaf_adjoint(tape, &traced, output, cotangent)
+    })();
+    tape.recycle(traced.level, traced.records);
+    Ok(result?.unwrap_or(zeros))
+}
+
+/// `jvp(f)(args, tangent)`: the derivative of `f` at `args` along `tangent` (of the first
+/// parameter's type), of `f`'s result type; computed as the transpose of a `vjp` (see the module
+/// documentation).
+pub fn jvp<C, E>(
+    cx: &mut C,
+    f: &mut Function<'_, C, E>,
+    args: Vec<Value>,
+    tangent: Value,
+) -> Result<Value, E>
+where
+    C: AdContext + ?Sized,
+    E: From<AdError>,
+{
+    if let Some(argument) = args.first() {
+        check_tangent(argument, &tangent, "jvp")?;
+    }
+    let outer = cx.tape().open_level()?;
+    let inner = jvp_transposed(cx, f, args, outer);
+    let tape = cx.tape();
+    let records = tape.close_level(outer)?;
+    let (transposed, zeros) = inner?;
+    let result = (|| {
+        let Some(output) = transposed else { return Ok(None) };
+        let mut adjoints = tape.take_store();
+        let result = backward_pass(tape, &records, output, tangent, Keep::Leaves, &mut adjoints);
+        // The cotangent leaf is the first record of the outer level.
+        let adjoint = adjoints.take(0);
+        tape.give_store(adjoints);
+        result.map(|()| adjoint)
+    })();
+    tape.recycle(outer, records);
+    Ok(result?.unwrap_or(zeros))
+}
+
+/// The first half of [`jvp`], with level `outer` open: records `f`, then its backward pass seeded
+/// with a leaf `u` of `outer`, and returns the node of `J^T u` on `outer` (if `f` depends on its
+/// argument at all) and zeros of `f`'s result type.
+fn jvp_transposed<C, E>(
+    cx: &mut C,
+    f: &mut Function<'_, C, E>,
+    args: Vec<Value>,
+    outer: usize,
+) -> Result<(Option<usize>, Value), E>
+where
+    C: AdContext + ?Sized,
+    E: From<AdError>,
+{
+    let traced = trace(cx, f, args, 0, "jvp")?;
+    let tape = cx.tape();
+    let result = (|| {
+        let zeros = zeros_like(&traced.y)?;
+        if !traced.y.is_differentiable() {
+            let found = traced.y.type_name();
+            return Err(AdErrorKind::NotScalarOutput { transform: "jvp", found }.into());
+        }
+        let Some(output) = traced.output else { return Ok((None, zeros)) };
+        let cotangent = tape.transform_leaf(outer, zeros.clone())?;
+        if tape.top_index(&cotangent, outer) != Some(0) {
+            return Err(AdError::internal("the jvp cotangent is not its level's first"));
+        }
+        let transposed = leaf_adjoint(tape, &traced, output, cotangent)?;
+        Ok((transposed.and_then(|value| tape.top_index(&value, outer)), zeros))
+    })();
+    tape.recycle(traced.level, traced.records);
+    Ok(result?)
+}
+
+/// `hessian(f)(args)`: the matrix of second derivatives of the scalar `f` in its first parameter,
+/// a float for a float parameter and `Tensor[n][n]` for `Tensor[n]` (in general the parameter's
+/// shape twice).
+pub fn hessian<C, E>(cx: &mut C, f: &mut Function<'_, C, E>, args: Vec<Value>) -> Result<Value, E>
+where
+    C: AdContext + ?Sized,
+    E: From<AdError>,
+{
+    let mut gradient_of_f = |cx: &mut C, args: Vec<Value>| grad(cx, f, args, 0);
+    jacobian_named(cx, &mut gradient_of_f, args, "hessian")
+}
+
+/// `jacobian(f)(args)`: the derivatives of every element of `f`'s result with respect to every
+/// element of its first parameter, shaped as the result's shape followed by the parameter's
+/// (`Tensor[m][n]` for `Tensor[n] -> Tensor[m]`).
+pub fn jacobian<C, E>(cx: &mut C, f: &mut Function<'_, C, E>, args: Vec<Value>) -> Result<Value, E>
+where
+    C: AdContext + ?Sized,
+    E: From<AdError>,
+{
+    jacobian_named(cx, f, args, "jacobian")
+}
+
+fn jacobian_named<C, E>(
+    cx: &mut C,
+    f: &mut Function<'_, C, E>,
+    args: Vec<Value>,
+    transform: &'static str,
+) -> Result<Value, E>
+where
+    C: AdContext + ?Sized,
+    E: From<AdError>,
+{
+    let Some(argument) = args.first() else {
+        let reason = "the function takes no parameter to differentiate".to_owned();
+        return Err(AdError::from(AdErrorKind::Argument { transform, reason }).into());
+    };
+    let argument = argument.clone();
+    let traced = trace(cx, f, args, 0, transform)?;
+    let tape = cx.tape();
+    let result = jacobian_rows(tape, &traced, &argument, transform);
+    tape.recycle(traced.level, traced.records);
+    Ok(result?)
+}
+
+/// One backward pass per element of the traced result, stacked into the Jacobian.
+fn jacobian_rows(
+    tape: &mut Tape,
+    traced: &Traced,
+    argument: &Value,
+    transform: &'static str,
+) -> Result<Value, AdError> {
+    let y = &traced.y;
+    if !y.is_differentiable() {
+        return Err(AdErrorKind::NotScalarOutput { transform, found: y.type_name() }.into());
+    }
+    let mut shape = y.shape().to_vec();
+    shape.extend_from_slice(argument.shape());
+    let Some(output) = traced.output else {
+        return match y.is_float() && argument.is_float() {
+            true => Ok(Value::Float(0.0)),
+            false => Ok(Value::tensor(Tensor::zeros(&shape)?)),
+        };
+    };
+    if y.is_float() {
+        let row = leaf_adjoint(tape, traced, output, Value::Float(1.0))?;
+        return row.map_or_else(|| zeros_like(argument), Ok);
+    }
+    let (count, y_shape) = (y.len(), y.shape().to_vec());
+    let mut rows = Vec::with_capacity(count);
+    for position in 0..count {
+        let mut seed = vec![0.0; count];
+        seed[position] = 1.0;
+        let seed = Value::tensor(Tensor::from_vec(&y_shape, seed)?);
+        let row = leaf_adjoint(tape, traced, output, seed)?;
+        rows.push(match row {
+            Some(row) => row,
+            None => zeros_like(argument)?,
+        });
+    }
+    if rows.is_empty() {
+        return Ok(Value::tensor(Tensor::zeros(&shape)?));
+    }
+    let stacked = ops::stack_many(tape, rows)?;
+    ops::reshape(tape, stacked, &shape)
+}
+
+/// How `gradcheck` compares: an element passes when
+/// `|analytic - numeric| <= atol + rtol * |numeric|`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GradcheckConfig {
+    pub rtol: f64,
+    pub atol: f64,
+}
+
+impl Default for GradcheckConfig {
+    /// Tolerances that central differences in `f64` meet for smooth functions of moderate size.
+    fn default() -> GradcheckConfig {
+        GradcheckConfig { rtol: 1e-5, atol: 1e-7 }
+    }
+}
+
+/// One element's comparison.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GradcheckElement {
+    /// The element's position in the first argument (empty for a float).
+    pub index: Vec<usize>,
+    pub analytic: f64,
+    pub numeric: f64,
+    /// `atol + rtol * |numeric|`.
+    pub tolerance: f64,
+}
+
+impl GradcheckElement {
+    /// How far past its tolerance the element is: at most 1 when it passes.
+    pub fn ratio(&self) -> f64 {
+        let error = (self.analytic - self.numeric).abs();
+        match self.tolerance > 0.0 {
+            true => error / self.tolerance,
+            false if error == 0.0 => 0.0,
+            false => f64::INFINITY,
+        }
+    }
+
+    pub fn passed(&self) -> bool {
+        (self.analytic - self.numeric).abs() <= self.tolerance
+    }
+}
+
+/// The result of `gradcheck`: whether every element passed, how many were checked, and the worst
+/// element (the largest [`GradcheckElement::ratio`], reported whether or not it passed).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GradcheckReport {
+    pub passed: bool,
+    pub checked: usize,
+    pub worst: Option<GradcheckElement>,
+}
+
+/// Compares `grad(f)` with respect to the first argument against central finite differences,
+/// element by element. The arguments are detached first, so the check runs on constants whatever
+/// the caller tracks.
+pub fn gradcheck<C, E>(
+    cx: &mut C,
+    f: &mut Function<'_, C, E>,
+    args: Vec<Value>,
+    config: GradcheckConfig,
+) -> Result<GradcheckReport, E>
+where
+    C: AdContext + ?Sized,
+    E: From<AdError>,
+{
+    let args: Vec<Value> = args.iter().map(Value::detach).collect();
+    let Some(first) = args.first().cloned() else {
+        let reason = "the function takes no parameter to check".to_owned();
+        return Err(AdError::from(AdErrorKind::Argument { transform: "gradcheck", reason }).into());
+    };
+    let analytic = grad(cx, f, args.clone(), 0)?;
+    let analytic = flatten(&analytic);
+    let point = flatten(&first);
+    let shape = first.shape().to_vec();
+    let mut report = GradcheckReport { passed: true, checked: 0, worst: None };
+    for (position, (&x, &analytic)) in point.iter().zip(&analytic).enumerate() {
+        let step = f64::EPSILON.cbrt() * x.abs().max(1.0);
+        let mut evaluate = |offset: f64| -> Result<f64, E> {
+            let mut moved = point.clone();
+            moved[position] = x + offset;
+            let mut shifted = args.clone();
+            shifted[0] = match first.is_tensor() {
+                true => Value::tensor(Tensor::from_vec(&shape, moved).map_err(AdError::from)?),
+                false => Value::Float(moved[0]),
+            };
+            let y = f(cx, shifted)?;
+            scalar_seed(&y, "gradcheck")?;
+            Ok(flatten(&y).first().copied().unwrap_or(f64::NAN))
+        };
+        let forward = evaluate(step)?;
+        let backward = evaluate(-step)?;
+        let numeric = (forward - backward) / (2.0 * step);
+        let element = GradcheckElement {
+            index: unravel(position, &shape),
+            analytic,
+            numeric,
+            tolerance: config.atol + config.rtol * numeric.abs(),
+        };
+        report.checked += 1;
+        report.passed &= element.passed();
+        let worse = report.worst.as_ref().is_none_or(|worst| element.ratio() > worst.ratio());
+        if worse {
+            report.worst = Some(element);
+        }
+    }
+    Ok(report)
+}
+
+/// A value's elements in row-major order.
+fn flatten(value: &Value) -> Vec<f64> {
+    match value.primal() {
+        Primal::Tensor(tensor) => tensor.to_vec(),
+        _ => value.as_f64().into_iter().collect(),
+    }
+}
+
+/// The multi-index of row-major position `position` in `shape`.
+fn unravel(mut position: usize, shape: &[usize]) -> Vec<usize> {
+    let mut index = vec![0; shape.len()];
+    for (slot, &extent) in index.iter_mut().zip(shape).rev() {
+        if extent > 0 {
+            *slot = position % extent;
+            position /= extent;
+        }
+    }
+    index
+}

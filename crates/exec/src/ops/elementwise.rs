@@ -1,0 +1,189 @@
+//! Element-wise operations on values: the unary functions, arithmetic with NumPy broadcasting,
+//! comparisons, `max`/`min`, and the constant-mask `select` that backward rules use.
+//!
+//! Floats tracked at one level take the fast path: compute the value and the local derivatives as
+//! plain numbers and push a `Scalar1`/`Scalar2` record, nothing else. Everything else goes through
+//! the general path shared by all operations: lift the operands to the highest live level, compute
+//! the primal by calling the operation itself on the unboxed operands (so lower levels record it
+//! too), save what the backward rule needs, and box the result.
+
+use crate::autodiff::{AdError, Arg, Kind, Lifted, Op, Tape};
+use crate::ops::{plain, scalar};
+use crate::tensor::{BinaryOp, UnaryOp};
+use crate::value::Value;
+
+/// A live scalar operand's number and node, or a plain number; `None` for anything else.
+#[inline]
+fn scalar_operand(t: &Tape, value: &Value) -> Option<(f64, Option<crate::value::NodeRef>)> {
+    match *value {
+        Value::Float(x) => Some((x, None)),
+        Value::TrackedFloat { value, node } => Some((value, t.is_live(node).then_some(node))),
+        _ => None,
+    }
+}
+
+/// `op(x)` element-wise: `-x`, `sin(x)`, ... An `int` is converted to `float` (except for `-`).
+#[inline]
+pub fn unary(t: &mut Tape, op: UnaryOp, x: Value) -> Result<Value, AdError> {
+    match x {
+        Value::Float(x) => Ok(Value::Float(op.apply(x))),
+        Value::TrackedFloat { value, node } if t.is_live(node) => {
+            let (y, dy) = scalar::unary_with_derivative(op, value);
+            t.push_scalar1(node, dy, y)
+        }
+        x => unary_general(t, op, x),
+    }
+}
+
+/// [`unary`] for everything but plain and single-level floats.
+#[inline(never)]
+fn unary_general(t: &mut Tape, op: UnaryOp, x: Value) -> Result<Value, AdError> {
+    match t.lift([x]) {
+        Lifted::Plain([x]) => plain::unary(op, x),
+        Lifted::Tracked { level, inner: [x], args: [arg] } => {
+            let out = unary(t, op, x.clone())?;
+            let values = t.save_values(level, [x, out.clone()]);
+            t.push(level, Op::Unary { op, x: tracked(arg)?, values }, out)
+        }
+    }
+}
+
+/// `a op b` with NumPy broadcasting, for every [`BinaryOp`]. Comparisons give a `bool` for scalars
+/// and a 0/1 mask for tensors, never tracked. Two integers (`int`, `char`, `bool`) use C's integer
+/// arithmetic with overflow and division by zero as errors; an integer meeting a float or a tensor
+/// is converted to `float`.
+#[inline]
+pub fn binary(t: &mut Tape, op: BinaryOp, a: Value, b: Value) -> Result<Value, AdError> {
+    match (&a, &b) {
+        (Value::Float(x), Value::Float(y)) => return Ok(plain::float_binary(op, *x, *y)),
+        (
+            Value::Float(_) | Value::TrackedFloat { .. },
+            Value::Float(_) | Value::TrackedFloat { .. },
+        ) => {
+            if let Some(result) = scalar_binary(t, op, &a, &b) {
+                return result;
+            }
+        }
+        _ => {}
+    }
+    binary_general(t, op, a, b)
+}
+
+/// [`binary`] for everything but floats tracked at one level at most.
+#[inline(never)]
+fn binary_general(t: &mut Tape, op: BinaryOp, a: Value, b: Value) -> Result<Value, AdError> {
+    if op.is_comparison() {
+        return plain::binary(op, a.detach(), b.detach());
+    }
+    let (a, b) = match (plain::is_integral(&a), plain::is_integral(&b)) {
+        (true, true) => return plain::binary(op, a, b),
+        (true, false) => (to_float(&a)?, b),
+        (false, true) => (a, to_float(&b)?),
+        (false, false) => (a, b),
+    };
+    match t.lift([a, b]) {
+        Lifted::Plain([a, b]) => plain::binary(op, a, b),
+        Lifted::Tracked { level, inner: [a, b], args: [lhs, rhs] } => {
+            let kinds = t.save_kinds(level, [Kind::of(&a), Kind::of(&b)]);
+            let needs_values = !matches!(op, BinaryOp::Add | BinaryOp::Sub);
+            let saved = needs_values.then(|| (a.clone(), b.clone()));
+            let out = binary(t, op, a, b)?;
+            let values = match saved {
+                Some((a, b)) => t.save_values(level, [a, b, out.clone()]),
+                None => crate::autodiff::NOTHING_SAVED,
+            };
+            t.push(level, Op::Binary { op, lhs, rhs, values, kinds }, out)
+        }
+    }
+}
+
+/// The fast path of [`binary`] for two floats: `None` when they are tracked at different levels,
+/// which the general path handles.
+#[inline]
+fn scalar_binary(
+    t: &mut Tape,
+    op: BinaryOp,
+    a: &Value,
+    b: &Value,
+) -> Option<Result<Value, AdError>> {
+    let (x, x_node) = scalar_operand(t, a)?;
+    let (y, y_node) = scalar_operand(t, b)?;
+    if op.is_comparison() {
+        return Some(Ok(plain::float_binary(op, x, y)));
+    }
+    match (x_node, y_node) {
+        (None, None) => Some(Ok(plain::float_binary(op, x, y))),
+        (Some(x_node), None) => {
+            let (z, dx, _) = scalar::binary_with_partials(op, x, y);
+            Some(t.push_scalar1(x_node, dx, z))
+        }
+        (None, Some(y_node)) => {
+            let (z, _, dy) = scalar::binary_with_partials(op, x, y);
+            Some(t.push_scalar1(y_node, dy, z))
+        }
+        (Some(x_node), Some(y_node)) if x_node.level() == y_node.level() => {
+            let (z, dx, dy) = scalar::binary_with_partials(op, x, y);
+            Some(t.push_scalar2(x_node, y_node, dx, dy, z))
+        }
+        _ => None,
+    }
+}
+
+/// An integer operand as a float.
+fn to_float(value: &Value) -> Result<Value, AdError> {
+    value.as_f64().map(Value::Float).ok_or_else(|| plain::operand("arithmetic", value))
+}
+
+/// The node of an operand that must be tracked at the record's level.
+pub(crate) fn tracked(arg: Arg) -> Result<u32, AdError> {
+    match arg.index() {
+        Some(index) => Ok(index as u32),
+        None => Err(AdError::internal("an untracked operand where a tracked one is due")),
+    }
+}
+
+/// `mask != 0 ? a : b` element-wise with broadcasting, where `mask` is a constant (its boxes are
+/// ignored): differentiable in `a` and `b`, and unlike `mask * a + (1 - mask) * b` it keeps an
+/// infinite or NaN branch out of the other branch's elements.
+pub fn select(t: &mut Tape, mask: &Value, a: Value, b: Value) -> Result<Value, AdError> {
+    let mask = mask.detach();
+    match t.lift([a, b]) {
+        Lifted::Plain([a, b]) => plain::select(&mask, a, b),
+        Lifted::Tracked { level, inner: [a, b], args: [lhs, rhs] } => {
+            let kinds = t.save_kinds(level, [Kind::of(&a), Kind::of(&b)]);
+            let out = select(t, &mask, a, b)?;
+            let values = t.save_values(level, [mask]);
+            t.push(level, Op::Select { a: lhs, b: rhs, values, kinds }, out)
+        }
+    }
+}
+
+#[inline]
+pub fn neg(t: &mut Tape, x: Value) -> Result<Value, AdError> {
+    unary(t, UnaryOp::Neg, x)
+}
+
+#[inline]
+pub fn add(t: &mut Tape, a: Value, b: Value) -> Result<Value, AdError> {
+    binary(t, BinaryOp::Add, a, b)
+}
+
+#[inline]
+pub fn sub(t: &mut Tape, a: Value, b: Value) -> Result<Value, AdError> {
+    binary(t, BinaryOp::Sub, a, b)
+}
+
+#[inline]
+pub fn mul(t: &mut Tape, a: Value, b: Value) -> Result<Value, AdError> {
+    binary(t, BinaryOp::Mul, a, b)
+}
+
+#[inline]
+pub fn div(t: &mut Tape, a: Value, b: Value) -> Result<Value, AdError> {
+    binary(t, BinaryOp::Div, a, b)
+}
+
+#[inline]
+pub fn pow(t: &mut Tape, a: Value, b: Value) -> Result<Value, AdError> {
+    binary(t, BinaryOp::Pow, a, b)
+}

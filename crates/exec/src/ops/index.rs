@@ -1,0 +1,101 @@
+//! Indexing on values: reads (`a[i]`, `a[i:j]`, a gather) and indexed assignment and update
+//! (`a[i][j] = v`, `a[i] += row`, a scatter), all differentiable.
+//!
+//! An indexed assignment produces a new tensor value (reusing the target's buffer when nothing
+//! else shares it), so assignment never cuts the graph: the overwritten region's old elements get
+//! zero gradient and the rest of the target's gradient flows through.
+
+use crate::autodiff::{AdError, Extra, IndexRecord, Kind, Lifted, Op, Tape};
+use crate::ops::elementwise::{binary, tracked};
+use crate::ops::plain;
+use crate::tensor::{self, BinaryOp, Index};
+use crate::value::Value;
+
+/// `x[index]`: integer indices drop their axis, slices keep it; indexing every axis with integers
+/// gives a float.
+pub fn get(t: &mut Tape, x: Value, index: &[Index]) -> Result<Value, AdError> {
+    if !x.is_tensor() {
+        return Err(plain::operand("indexing", &x));
+    }
+    match t.lift([x]) {
+        Lifted::Plain([x]) => plain::get(&plain::into_tensor(x, "indexing")?, index),
+        Lifted::Tracked { level, inner: [x], args: [arg] } => {
+            let record = IndexRecord { index: index.into(), kind: Kind::of(&x) };
+            let out = get(t, x, index)?;
+            let extra = t.save_extra(level, Extra::Index(record));
+            t.push(level, Op::Get { x: tracked(arg)?, extra }, out)
+        }
+    }
+}
+
+/// `target[index] = value`, returning the updated tensor; `value` broadcasts to the region.
+pub fn set(t: &mut Tape, target: Value, index: &[Index], value: Value) -> Result<Value, AdError> {
+    scatter(t, target, index, value, false)
+}
+
+/// `target[index] += value`, returning the updated tensor; `value` broadcasts to the region.
+pub fn add_at(
+    t: &mut Tape,
+    target: Value,
+    index: &[Index],
+    value: Value,
+) -> Result<Value, AdError> {
+    scatter(t, target, index, value, true)
+}
+
+/// `target[index] op= value` for any arithmetic operator: `+=` is [`add_at`]; the others read the
+/// region, combine and write it back, which differentiates exactly.
+pub fn update_at(
+    t: &mut Tape,
+    target: Value,
+    index: &[Index],
+    op: BinaryOp,
+    value: Value,
+) -> Result<Value, AdError> {
+    if op == BinaryOp::Add {
+        return add_at(t, target, index, value);
+    }
+    let region = get(t, target.clone(), index)?;
+    let combined = binary(t, op, region, value)?;
+    set(t, target, index, combined)
+}
+
+fn scatter(
+    t: &mut Tape,
+    target: Value,
+    index: &[Index],
+    value: Value,
+    accumulate: bool,
+) -> Result<Value, AdError> {
+    if !target.is_tensor() {
+        return Err(plain::operand("indexed assignment", &target));
+    }
+    if !value.is_differentiable() && value.as_f64().is_none() {
+        return Err(plain::operand("indexed assignment", &value));
+    }
+    match t.lift([target, value]) {
+        Lifted::Plain([target, value]) => {
+            let target = plain::into_tensor(target, "indexed assignment")?;
+            let value = plain::into_tensor(value, "indexed assignment")?;
+            let updated = match accumulate {
+                true => tensor::add_at(target, index, &value)?,
+                false => tensor::set(target, index, &value)?,
+            };
+            Ok(Value::tensor(updated))
+        }
+        Lifted::Tracked { level, inner: [target, value], args: [target_arg, value_arg] } => {
+            let kind = match value.as_f64() {
+                Some(_) if !value.is_tensor() => Kind::Float,
+                _ => Kind::of(&value),
+            };
+            let record = IndexRecord { index: index.into(), kind };
+            let out = scatter(t, target, index, value, accumulate)?;
+            let extra = t.save_extra(level, Extra::Index(record));
+            let op = match accumulate {
+                true => Op::AddAt { target: target_arg, value: value_arg, extra },
+                false => Op::Set { target: target_arg, value: value_arg, extra },
+            };
+            t.push(level, op, out)
+        }
+    }
+}

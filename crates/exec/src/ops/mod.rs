@@ -1,0 +1,32 @@
+//! Every operation on values that the interpreter calls, each differentiable where the language
+//! says so: element-wise arithmetic and functions, products, reductions, shapes, indexing and
+//! indexed assignment, linear algebra and contractions.
+//!
+//! Every operation takes the [`Tape`](crate::autodiff::Tape) and its operands by value (so a
+//! tensor nothing else shares is overwritten in place) and returns the result or an
+//! [`AdError`](crate::autodiff::AdError). An operation records itself only when an operand is
+//! tracked at a live level; untracked operands cost one branch. The recording scheme (levels,
+//! boxes, stale values) is described in `autodiff`.
+//!
+//! This module knows values and tensors; it does not know statements, variables or source text.
+
+mod elementwise;
+mod index;
+mod linalg;
+pub(crate) mod plain;
+mod reduce;
+pub(crate) mod scalar;
+mod shape;
+
+pub use elementwise::{add, binary, div, mul, neg, pow, select, sub, unary};
+pub use index::{add_at, get, set, update_at};
+pub use linalg::{cholesky, det, einsum, inv, matmul, solve};
+pub use reduce::{log_softmax, reduce, softmax};
+pub use shape::{
+    broadcast_to, concat, diag, expand_dims, from_elements, full, permute, reshape, stack,
+    stack_many, sum_to_shape, to_float, to_tensor, trace, transpose,
+};
+
+pub(crate) use linalg::contract;
+pub(crate) use reduce::{prod_others, prod_pairs};
+pub(crate) use shape::swap_last_two;
