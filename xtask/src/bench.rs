@@ -1,71 +1,405 @@
-//! `cargo xtask bench`: runs the benchmarks and writes their tables to `docs/performance.md`.
+//! `cargo xtask bench [--threads N] [NAME...]`: runs benchmarks and writes their tables to
+//! `docs/performance.md`.
 //!
-//! Each benchmark is a `harness = false` bench target that prints a Markdown section on standard
-//! output; this command runs the ones asked for (all by default), in release mode, and puts the
-//! sections under a description of the machine they ran on.
+//! Two kinds of benchmark, selected by name (`all`, the default, runs every one):
+//!
+//! - `parse`, `check`: `harness = false` bench targets of our crates that print a Markdown section.
+//! - `engine`, `autodiff`, `einsum`: Nabla programs under `bench/` measured side by side with
+//!   reference tools (CPython, NumPy, opt_einsum, PyTorch, JAX) in one run, on the same number of
+//!   threads, each figure the median of repeated runs after a warm-up. The references run from a
+//!   Python environment in `target/bench-venv`, installed on first use (see [`python`]); the
+//!   Nabla side runs the release `nabla` binary (see [`nabla`]) and is reported as not measured
+//!   while it cannot run programs.
+//!
+//! The page keeps one marked section per benchmark, so running some benchmarks replaces their
+//! sections and leaves the others as they were.
 
-use std::{fs, path::Path, process::Command};
+mod compare;
+mod groups;
+mod json;
+mod nabla;
+mod python;
+
+use std::{fs, path::Path, process::Command, time::Duration};
+
+use groups::GROUPS;
 
 /// Bench targets: (name on the command line, package, bench target).
-const BENCHES: &[(&str, &str, &str)] = &[("parse", "syntax", "parse")];
+const BENCHES: &[(&str, &str, &str)] = &[
+    ("parse", "syntax", "parse"),
+    ("check", "hir", "check"),
+    ("lsp", "lsp", "lsp"),
+    ("tape", "exec", "autodiff"),
+];
 
-pub fn run(root: &Path, names: &[String]) -> Result<(), String> {
-    let selected: Vec<_> = BENCHES
-        .iter()
-        .filter(|(name, _, _)| names.is_empty() || names.iter().any(|n| n == name))
-        .collect();
-    if selected.is_empty() {
-        let known: Vec<_> = BENCHES.iter().map(|(name, _, _)| *name).collect();
-        return Err(format!(
-            "no benchmark named {}; known: {}",
-            names.join(", "),
-            known.join(", ")
-        ));
-    }
-    let mut sections = Vec::new();
-    for (name, package, target) in selected {
-        eprintln!("==> bench {name}");
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-        let output = Command::new(cargo)
-            .args(["bench", "--quiet", "-p", package, "--bench", target])
-            .current_dir(root)
-            .output()
-            .map_err(|err| format!("cannot run cargo bench: {err}"))?;
-        if !output.status.success() {
-            return Err(format!(
-                "bench {name} failed:\n{}",
-                String::from_utf8_lossy(&output.stderr)
-            ));
+/// The page's sections in order; `reference-tools` describes the Python side.
+const SECTION_ORDER: &[&str] =
+    &["reference-tools", "parse", "check", "lsp", "tape", "engine", "autodiff", "einsum"];
+
+const USAGE: &str = "usage: cargo xtask bench [--threads N] \
+                     [all | parse | check | lsp | tape | engine | autodiff | einsum]...";
+
+struct Options {
+    names: Vec<String>,
+    threads: usize,
+}
+
+impl Options {
+    fn parse(args: &[String]) -> Result<Options, String> {
+        let mut names = Vec::new();
+        let mut threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--threads" => {
+                    threads = args
+                        .next()
+                        .and_then(|n| n.parse().ok())
+                        .filter(|&n| n > 0)
+                        .ok_or_else(|| format!("--threads needs a positive number\n{USAGE}"))?;
+                }
+                "all" => {}
+                name if name.starts_with('-') => {
+                    return Err(format!("unknown option {name}\n{USAGE}"));
+                }
+                name => names.push(name.to_owned()),
+            }
         }
-        let text = String::from_utf8_lossy(&output.stdout).into_owned();
-        print!("{text}");
-        sections.push(text);
+        let known: Vec<&str> = BENCHES
+            .iter()
+            .map(|(name, _, _)| *name)
+            .chain(GROUPS.iter().map(|group| group.name))
+            .collect();
+        if let Some(unknown) = names.iter().find(|name| !known.contains(&name.as_str())) {
+            return Err(format!("no benchmark named {unknown}; known: all, {}", known.join(", ")));
+        }
+        Ok(Options { names, threads })
     }
+
+    fn selects(&self, name: &str) -> bool {
+        self.names.is_empty() || self.names.iter().any(|n| n == name)
+    }
+}
+
+pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
+    let options = Options::parse(args)?;
+    let mut sections = Vec::new();
+    for (name, package, target) in BENCHES.iter().filter(|(name, _, _)| options.selects(name)) {
+        eprintln!("==> bench {name}");
+        let text = rust_bench(root, name, package, target)?;
+        // A bench target that prints nothing (a placeholder) leaves its old section alone.
+        if !text.trim().is_empty() {
+            sections.push((name.to_string(), text));
+        }
+    }
+    let groups: Vec<_> = GROUPS.iter().filter(|group| options.selects(group.name)).collect();
+    if !groups.is_empty() {
+        let env = thread_env(options.threads);
+        let python = python::Python::ensure(root)?;
+        // Build before measuring anything, so the build does not load the machine meanwhile.
+        let mut nabla = nabla::Nabla::prepare(root, &env);
+        let tools = python.environment(root, &env)?;
+        sections.push(("reference-tools".to_owned(), reference_tools(&tools, options.threads)));
+        for group in groups {
+            let text = comparative_section(root, group, &python, &mut nabla, &env, options.threads);
+            print!("{text}");
+            sections.push((group.name.to_owned(), text));
+        }
+    }
+    write_page(root, sections)
+}
+
+/// Runs one group's reference script, then its Nabla programs, and renders the section.
+fn comparative_section(
+    root: &Path,
+    group: &groups::Group,
+    python: &python::Python,
+    nabla: &mut nabla::Nabla,
+    env: &[(String, String)],
+    threads: usize,
+) -> String {
+    eprintln!("==> bench {}: bench/{} and its Nabla programs", group.name, group.script);
+    // Sampled while this command is idle, so it is other processes' load, not ours.
+    let busy = cpu_busy(Duration::from_secs(2));
+    if busy > 0.1 {
+        eprintln!(
+            "    the CPUs are {:.0}% busy with other work: figures will be noisy",
+            busy * 100.0
+        );
+    }
+    let figures = python.figures(root, group.script, env);
+    if let Err(err) = &figures {
+        eprintln!("    {err}");
+    }
+    let priority = match niceness() {
+        0 => String::new(),
+        nice => format!(" (this run at nice {nice})"),
+    };
+    let measured = format!(
+        "Measured {} on {threads} thread{} for every tool, Nabla built from {}; just before, other \
+         processes kept the CPUs {:.0}% busy{}{priority}.",
+        today(),
+        if threads == 1 { "" } else { "s" },
+        source_revision(root),
+        busy * 100.0,
+        if busy > 0.1 { ", so these figures are noisier than an idle machine's" } else { "" },
+    );
+    compare::section(group, &mut compare::Run { root, nabla, figures, measured })
+}
+
+fn rust_bench(root: &Path, name: &str, package: &str, target: &str) -> Result<String, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let output = Command::new(cargo)
+        .args(["bench", "--quiet", "-p", package, "--bench", target])
+        .current_dir(root)
+        .output()
+        .map_err(|err| format!("cannot run cargo bench: {err}"))?;
+    if !output.status.success() {
+        return Err(format!("bench {name} failed:\n{}", String::from_utf8_lossy(&output.stderr)));
+    }
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    print!("{text}");
+    Ok(text)
+}
+
+/// The same thread count for every tool: OpenMP, OpenBLAS and MKL (NumPy, PyTorch, Nabla's BLAS),
+/// `torch.set_num_threads` (through `NABLA_BENCH_THREADS`, read by `bench/timing.py`) and XLA.
+fn thread_env(threads: usize) -> Vec<(String, String)> {
+    let n = threads.to_string();
+    let mut env: Vec<(String, String)> = [
+        "OMP_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "RAYON_NUM_THREADS",
+        "NABLA_BENCH_THREADS",
+    ]
+    .iter()
+    .map(|key| (key.to_string(), n.clone()))
+    .collect();
+    let xla = format!(
+        "--xla_cpu_multi_thread_eigen={} intra_op_parallelism_threads={threads}",
+        threads > 1
+    );
+    let xla = match std::env::var("XLA_FLAGS") {
+        Ok(user) if !user.trim().is_empty() => format!("{user} {xla}"),
+        _ => xla,
+    };
+    env.push(("XLA_FLAGS".to_owned(), xla));
+    env.push(("JAX_PLATFORMS".to_owned(), "cpu".to_owned()));
+    env
+}
+
+fn reference_tools(tools: &[(String, String)], threads: usize) -> String {
+    fn label(key: &str) -> &str {
+        match key {
+            "python" => "Python",
+            "numpy" => "NumPy",
+            "numpy_blas" => "NumPy's BLAS",
+            "opt_einsum" => "opt_einsum",
+            "torch" => "PyTorch (PyPI's CUDA build, run on the CPU)",
+            "torch_blas" => "PyTorch's BLAS",
+            "torch_threads" => "torch.get_num_threads()",
+            "jax" => "JAX",
+            "xla_flags" => "XLA_FLAGS",
+            "threads" => "threads asked for",
+            other => other,
+        }
+    }
+    let mut text = format!(
+        "## Reference tools\n\nA Python virtual environment in `target/bench-venv`, pinned by \
+         `bench/requirements.txt`, measured {} with {threads} thread{} for every tool \
+         (`OMP_NUM_THREADS`, `OPENBLAS_NUM_THREADS`, `MKL_NUM_THREADS`, `torch.set_num_threads`, \
+         `XLA_FLAGS`).\n\n",
+        today(),
+        if threads == 1 { "" } else { "s" },
+    );
+    for (key, value) in tools {
+        text.push_str(&format!("- {}: {value}\n", label(key)));
+    }
+    text
+}
+
+fn write_page(root: &Path, fresh: Vec<(String, String)>) -> Result<(), String> {
+    let path = root.join("docs/performance.md");
+    let old = fs::read_to_string(&path).unwrap_or_default();
+    let mut sections = marked_sections(&old);
+    for (name, text) in fresh {
+        match sections.iter_mut().find(|(n, _)| *n == name) {
+            Some(section) => section.1 = text,
+            None => sections.push((name, text)),
+        }
+    }
+    let rank = |name: &str| SECTION_ORDER.iter().position(|n| *n == name).unwrap_or(usize::MAX);
+    sections.sort_by_key(|(name, _)| rank(name));
+    let body: Vec<String> = sections
+        .iter()
+        .map(|(name, text)| {
+            format!("<!-- bench:{name} -->\n{}\n<!-- /bench:{name} -->\n", text.trim())
+        })
+        .collect();
     let page = format!(
         "# Performance\n\nWritten by `cargo xtask bench`; do not edit by hand. Figures are medians \
-         of repeated runs after a warm-up.\n\n## Machine\n\n{}\n\n{}",
+         of repeated runs after a warm-up; each section says when it was measured.\n\n\
+         ## Machine\n\n{}\n\n{}",
         machine_description(),
-        sections.join("\n")
+        body.join("\n")
     );
-    let path = root.join("docs/performance.md");
     fs::write(&path, page).map_err(|err| format!("cannot write {}: {err}", path.display()))
 }
 
+/// The sections of a page this command wrote, by name, in page order.
+fn marked_sections(page: &str) -> Vec<(String, String)> {
+    let mut sections = Vec::new();
+    let mut rest = page;
+    while let Some(start) = rest.find("<!-- bench:") {
+        let after = &rest[start + "<!-- bench:".len()..];
+        let Some(name_end) = after.find(" -->") else { break };
+        let name = &after[..name_end];
+        let body = &after[name_end + " -->".len()..];
+        let close = format!("<!-- /bench:{name} -->");
+        let Some(end) = body.find(&close) else { break };
+        sections.push((name.to_owned(), body[..end].trim().to_owned()));
+        rest = &body[end + close.len()..];
+    }
+    sections
+}
+
 fn machine_description() -> String {
-    let cpu = fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|line| line.starts_with("model name"))
-                .and_then(|line| line.split(':').nth(1))
-                .map(|name| name.trim().to_owned())
-        })
-        .unwrap_or_else(|| "unknown CPU".to_owned());
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let rustc = Command::new("rustc")
-        .arg("--version")
+    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = field(&cpuinfo, "model name", ':').unwrap_or_else(|| "unknown CPU".to_owned());
+    let flags = field(&cpuinfo, "flags", ':').unwrap_or_default();
+    let vector: Vec<&str> = [("avx2", "AVX2"), ("avx512f", "AVX-512F"), ("fma", "FMA")]
+        .iter()
+        .filter(|(flag, _)| flags.split_whitespace().any(|f| f == *flag))
+        .map(|(_, name)| *name)
+        .collect();
+    let cpu = if vector.is_empty() { cpu } else { format!("{cpu} ({})", vector.join(", ")) };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let memory = field(&fs::read_to_string("/proc/meminfo").unwrap_or_default(), "MemTotal", ':')
+        .and_then(|kb| kb.trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or_else(|| "unknown".to_owned(), |kb| format!("{:.1} GiB", kb / 1024.0 / 1024.0));
+    let os = field(&fs::read_to_string("/etc/os-release").unwrap_or_default(), "PRETTY_NAME", '=')
+        .map(|name| name.trim_matches('"').to_owned())
+        .unwrap_or_else(|| "unknown OS".to_owned());
+    let kernel = fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let rustc = command_output("rustc", &["--version"]);
+    let coretype = match std::env::var("OPENBLAS_CORETYPE") {
+        Ok(kind) => format!("`OPENBLAS_CORETYPE={kind}`"),
+        Err(_) => {
+            "`OPENBLAS_CORETYPE` not set (the system OpenBLAS picks its kernel itself)".to_owned()
+        }
+    };
+    format!(
+        "- CPU: {cpu}, {cores} cores available\n- Memory: {memory}\n- OS: {os}, Linux {}\n\
+         - Compiler: {rustc}\n- BLAS kernel: {coretype}",
+        kernel.trim()
+    )
+}
+
+/// The value of the first `key<sep>value` line of `text`.
+fn field(text: &str, key: &str, separator: char) -> Option<String> {
+    text.lines()
+        .find(|line| line.starts_with(key))
+        .and_then(|line| line.split_once(separator))
+        .map(|(_, value)| value.trim().to_owned())
+}
+
+fn command_output(program: &str, args: &[&str]) -> String {
+    Command::new(program)
+        .args(args)
         .output()
         .map(|output| String::from_utf8_lossy(&output.stdout).trim().to_owned())
-        .unwrap_or_default();
-    format!("- CPU: {cpu}, {cores} cores available\n- Compiler: {rustc}")
+        .unwrap_or_default()
+}
+
+/// The commit the working tree is at, and whether it has changes on top. Read-only: with
+/// `GIT_OPTIONAL_LOCKS=0`, `git status` does not even refresh the index.
+fn source_revision(root: &Path) -> String {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .env("GIT_OPTIONAL_LOCKS", "0")
+            .current_dir(root)
+            .output()
+            .ok()
+            .filter(|output| output.status.success())
+            .map(|output| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    };
+    match git(&["rev-parse", "--short", "HEAD"]) {
+        Some(commit) => match git(&["status", "--porcelain", "--untracked-files=no"]) {
+            Some(changes) if !changes.is_empty() => format!("commit {commit} with local changes"),
+            _ => format!("commit {commit}"),
+        },
+        None => "a tree outside git".to_owned(),
+    }
+}
+
+fn today() -> String {
+    command_output("date", &["-u", "+%Y-%m-%d"])
+}
+
+/// This process's scheduling niceness (the benchmarks inherit it), 0 when unreadable.
+fn niceness() -> i64 {
+    let stat = fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name in parentheses start at the state, field 3; nice is field 19.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(16).and_then(|nice| nice.parse().ok()))
+        .unwrap_or(0)
+}
+
+/// The fraction of CPU time spent busy over `period`, from `/proc/stat`; 0 when unreadable.
+fn cpu_busy(period: Duration) -> f64 {
+    fn sample() -> Option<(u64, u64)> {
+        let stat = fs::read_to_string("/proc/stat").ok()?;
+        let fields: Vec<u64> = stat
+            .lines()
+            .next()?
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|field| field.parse().ok())
+            .collect();
+        // user nice system idle iowait irq softirq steal ...; idle and iowait are not busy.
+        let total: u64 = fields.iter().take(8).sum();
+        let idle = fields.get(3)? + fields.get(4).copied().unwrap_or(0);
+        Some((total, idle))
+    }
+    let Some((total0, idle0)) = sample() else { return 0.0 };
+    std::thread::sleep(period);
+    let Some((total1, idle1)) = sample() else { return 0.0 };
+    let total = total1.saturating_sub(total0);
+    if total == 0 {
+        return 0.0;
+    }
+    total.saturating_sub(idle1.saturating_sub(idle0)) as f64 / total as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sections_survive_a_rewrite() {
+        let page = "# Performance\n\n## Machine\n\n- CPU\n\n<!-- bench:parse -->\n## Parser\n\n| a |\n\
+                    <!-- /bench:parse -->\n\n<!-- bench:engine -->\n## Engine\n<!-- /bench:engine -->\n";
+        let sections = marked_sections(page);
+        assert_eq!(
+            sections,
+            [
+                ("parse".to_owned(), "## Parser\n\n| a |".to_owned()),
+                ("engine".to_owned(), "## Engine".to_owned())
+            ]
+        );
+        assert!(marked_sections("no markers, as before this command wrote them").is_empty());
+    }
+
+    #[test]
+    fn options_select_benchmarks() {
+        let args = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let options = Options::parse(&args(&["--threads", "1", "parse"])).unwrap();
+        assert_eq!(options.threads, 1);
+        assert!(options.selects("parse") && !options.selects("engine"));
+        assert!(Options::parse(&args(&["all"])).unwrap().selects("einsum"));
+        assert!(Options::parse(&args(&["nope"])).is_err());
+        assert!(Options::parse(&args(&["--threads", "0"])).is_err());
+    }
 }

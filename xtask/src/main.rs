@@ -3,11 +3,13 @@
 //! - `demo`: the main demo.
 //! - `codegen [--check]`: regenerate the syntax kinds and typed AST from `nabla.ungram`.
 //! - `test`: every check CI runs, after installing the system libraries that are missing.
+//! - `fuzz [--seconds N] [TARGET...]`: the fuzz targets of `fuzz/`, N seconds each.
 //! - `bench`: the benchmarks, written to `docs/performance.md`.
 //! - `dist`: the release binary and the VS Code extension's `.vsix`, in `target/dist/`.
 
 mod bench;
 mod codegen;
+mod fuzz;
 mod system;
 #[cfg(test)]
 mod tidy;
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
         }
         Some("test") => run_tests(&root),
         Some("bench") => bench::run(&root, &args[1..]),
+        Some("fuzz") => fuzz::run(&root, &args[1..]),
         Some("demo") => demo(&root),
         Some("dist") => dist(&root),
         Some("install-deps") => system::ensure_libraries(),
@@ -45,18 +48,28 @@ fn main() -> ExitCode {
     }
 }
 
-const USAGE: &str =
-    "usage: cargo xtask <demo | test | codegen [--check] | bench [NAME...] | dist | install-deps>";
+const USAGE: &str = "usage: cargo xtask <demo | test | codegen [--check] | bench [NAME...] \
+                     | fuzz [--seconds N] [TARGET...] | dist | install-deps>";
+
+/// Where cargo puts its builds: `CARGO_TARGET_DIR` when set (relative to the root if relative),
+/// else `target/` in the root.
+fn target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => root.join(dir),
+        _ => root.join("target"),
+    }
+}
 
 fn project_root() -> PathBuf {
     let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".to_owned());
     Path::new(&manifest).parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
 }
 
-/// The main demo: for now, the syntax tree of the specification's Figure 1 program.
+/// The main demo: trains the two-layer digits classifier of `examples/digits.nb` and prints its
+/// training progress and accuracy.
 fn demo(root: &Path) -> Result<(), String> {
     system::ensure_libraries()?;
-    cargo(root, &["run", "--quiet", "--release", "-p", "cli", "--", "parse", "examples/figure1.nb"])
+    cargo(root, &["run", "--quiet", "--release", "-p", "cli", "--", "run", "examples/digits.nb"])
 }
 
 /// The release binary and the VS Code extension packaged as a `.vsix`, both in `target/dist/`.
@@ -64,10 +77,10 @@ fn dist(root: &Path) -> Result<(), String> {
     system::ensure_libraries()?;
     system::ensure_node()?;
     cargo(root, &["build", "--release", "-p", "cli"])?;
-    let out = root.join("target/dist");
+    let out = target_dir(root).join("dist");
     std::fs::create_dir_all(&out)
         .map_err(|err| format!("cannot create {}: {err}", out.display()))?;
-    let binary = root.join("target/release/nabla");
+    let binary = target_dir(root).join("release/nabla");
     std::fs::copy(&binary, out.join("nabla"))
         .map_err(|err| format!("cannot copy {}: {err}", binary.display()))?;
     let vscode = root.join("editors/vscode");
@@ -91,8 +104,29 @@ fn run_tests(root: &Path) -> Result<(), String> {
         cargo(root, &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])
     })?;
     step("cargo test", || cargo(root, &["test", "--workspace"]))?;
+    step("nabla test over the examples", || nabla_test_examples(root))?;
+    step("fuzz smoke test", || fuzz::smoke(root))?;
     step("VS Code extension: npm ci && npm test", || vscode_tests(root))?;
     Ok(())
+}
+
+/// Runs the test blocks of the example programs. `figure1.nb` is left out: it is the
+/// specification's program, errors included, kept for the demo and the parser's golden tests.
+fn nabla_test_examples(root: &Path) -> Result<(), String> {
+    cargo(root, &["build", "-p", "cli"])?;
+    let dir = root.join("examples");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|err| format!("cannot read {}: {err}", dir.display()))?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "nb"))
+        .filter(|path| path.file_name().is_some_and(|name| name != "figure1.nb"))
+        .collect();
+    files.sort();
+    run(Command::new(target_dir(root).join("debug/nabla"))
+        .arg("test")
+        .args(&files)
+        .current_dir(root))
 }
 
 fn vscode_tests(root: &Path) -> Result<(), String> {
@@ -102,7 +136,7 @@ fn vscode_tests(root: &Path) -> Result<(), String> {
     run(Command::new("npm").arg("test").current_dir(&dir))?;
     // The protocol test talks to a real `nabla lsp`.
     cargo(root, &["build", "-p", "cli"])?;
-    let binary = root.join("target/debug/nabla");
+    let binary = target_dir(root).join("debug/nabla");
     run(Command::new("npm")
         .args(["run", "test:protocol"])
         .env("NABLA_BIN", binary)

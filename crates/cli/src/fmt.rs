@@ -86,7 +86,7 @@ fn one_file(path: &Path, options: Options) -> Outcome {
 /// is, so that a pipe never loses the text.
 fn standard_input(options: Options) -> Outcome {
     let mut bytes = Vec::new();
-    let limit = source::MAX_SOURCE_BYTES;
+    let limit = source::max_source_bytes();
     if let Err(err) = std::io::stdin().take(limit + 1).read_to_end(&mut bytes) {
         eprintln!("error: cannot read standard input: {err}");
         return Outcome::Failed;

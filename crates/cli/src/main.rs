@@ -4,7 +4,9 @@ mod check;
 mod explain;
 mod fmt;
 mod render;
+mod run;
 mod source;
+mod test;
 
 use std::process::ExitCode;
 
@@ -46,21 +48,69 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
-    /// Run the language server on standard input and output, for editors.
-    Lsp,
+    /// Run a program: check it, then execute its top-level statements.
+    Run {
+        /// The `.nb` file to run.
+        file: std::path::PathBuf,
+        /// The largest tensor the program may create, in bytes or with a unit (`512M`, `2G`);
+        /// the machine's memory by default.
+        #[arg(long, value_parser = run::parse_size)]
+        max_memory: Option<usize>,
+        /// The deepest nesting of function calls before the run stops with an error.
+        #[arg(long, default_value_t = exec::interp::Limits::DEFAULT_CALL_DEPTH)]
+        max_recursion: usize,
+        /// Write `{"run_seconds", "check_seconds", "tape_bytes_per_op"}` to this file.
+        #[arg(long)]
+        timings_json: Option<std::path::PathBuf>,
+    },
+    /// Run the `test` blocks of files and directories (every `.nb` file, recursively).
+    Test {
+        /// Files or directories; the current directory by default.
+        paths: Vec<std::path::PathBuf>,
+        /// Run only the tests whose name contains this text; the others are counted as skipped.
+        #[arg(long)]
+        filter: Option<String>,
+        /// Stop a test that runs longer than this many seconds and report it as timed out.
+        #[arg(long, default_value = "60", value_parser = test::parse_timeout)]
+        timeout: f64,
+        /// How to print the results.
+        #[arg(long, value_enum, default_value = "human")]
+        format: test::Format,
+        /// Show the output of every test, not only of the failing ones.
+        #[arg(long)]
+        nocapture: bool,
+        /// How many tests run at once; the number of cores by default.
+        #[arg(long, short = 'j')]
+        jobs: Option<usize>,
+    },
+    /// Runs tests for `nabla test` (internal).
+    #[command(name = "__test-worker", hide = true)]
+    TestWorker,
     /// Explain a diagnostic code, such as `E0204`.
     Explain {
         /// The code.
         code: String,
     },
+    /// Run the language server on standard input and output, for editors.
+    Lsp,
 }
 
 fn main() -> ExitCode {
+    // OpenBLAS picks its kernel when it loads; this may re-execute the program with the right
+    // one, so it comes before anything else.
+    exec::tensor::ensure_tuned_kernel();
     let cli = Cli::parse();
     match cli.command {
         Command::Parse { file } => parse(&file),
         Command::Check { paths, format } => check::run(&paths, format),
         Command::Fmt { paths, check } => fmt::run(&paths, fmt::Options { check }),
+        Command::Run { file, max_memory, max_recursion, timings_json } => {
+            run::run(&file, &run::Options { max_memory, max_recursion, timings_json })
+        }
+        Command::Test { paths, filter, timeout, format, nocapture, jobs } => {
+            test::run(&paths, &test::Options { filter, timeout, format, nocapture, jobs })
+        }
+        Command::TestWorker => test::worker(),
         Command::Explain { code } => explain::run(&code),
         Command::Lsp => lsp::run_stdio(),
     }

@@ -1,10 +1,56 @@
 //! Printing diagnostics: rustc-style text with the source line and carets (coloured on request),
 //! and the JSON form of `--format json`.
 
-use std::fmt::Write;
+use std::{cell::RefCell, fmt::Write, rc::Rc, sync::Arc};
 
 use hir::{Database, Diagnostic, Severity, SourceFile};
-use syntax::{LineIndex, TextRange};
+use syntax::{LineIndex, TextRange, TextSize};
+
+/// A source line longer than this many bytes is shown as a window around the mark, so that a
+/// file of one long line with many errors prints in linear time.
+const MAX_SHOWN_LINE: usize = 160;
+
+thread_local! {
+    /// The line index of the text rendered last: building one is linear in the file's size, and
+    /// consecutive diagnostics are mostly in one file.
+    static LAST_INDEX: RefCell<Option<(Arc<str>, Rc<LineIndex>)>> = const { RefCell::new(None) };
+}
+
+fn line_index(db: &Database, file: SourceFile) -> Rc<LineIndex> {
+    let text = file.text(db);
+    LAST_INDEX.with(|last| {
+        let mut last = last.borrow_mut();
+        match &*last {
+            Some((cached, index)) if Arc::ptr_eq(cached, text) => index.clone(),
+            _ => {
+                let index = Rc::new(LineIndex::new(text));
+                *last = Some((text.clone(), index.clone()));
+                index
+            }
+        }
+    })
+}
+
+/// What of a line to show, given the byte where its first mark starts: the whole line, or a
+/// window of it around the mark, cut at character boundaries and marked with `...`, when the
+/// line is long; and the byte of the line the shown text starts at.
+fn shown_line(line: &str, mark: usize) -> (String, usize) {
+    if line.len() <= MAX_SHOWN_LINE {
+        return (line.to_owned(), 0);
+    }
+    let floor = |mut i: usize| {
+        i = i.min(line.len());
+        while !line.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let from = floor(mark.saturating_sub(MAX_SHOWN_LINE / 4));
+    let to = floor(from + MAX_SHOWN_LINE);
+    let prefix = if from > 0 { "..." } else { "" };
+    let suffix = if to < line.len() { "..." } else { "" };
+    (format!("{prefix}{}{suffix}", &line[from..to]), from)
+}
 
 struct Style {
     colour: bool,
@@ -52,8 +98,7 @@ fn path_of(db: &Database, file: SourceFile) -> String {
 /// ```
 pub fn human(db: &Database, diagnostic: &Diagnostic, colour: bool) -> String {
     let style = Style { colour };
-    let text = diagnostic.file.text(db);
-    let index = LineIndex::new(text);
+    let index = line_index(db, diagnostic.file);
     let ((line, col), _) = positions(&index, diagnostic.range);
     let mut lines: Vec<(SourceFile, TextRange, Option<&str>, bool)> =
         vec![(diagnostic.file, diagnostic.range, None, true)];
@@ -63,8 +108,7 @@ pub fn human(db: &Database, diagnostic: &Diagnostic, colour: bool) -> String {
     let width = lines
         .iter()
         .map(|(file, range, _, _)| {
-            let index = LineIndex::new(file.text(db));
-            index.line_col_1based(range.start()).0.to_string().len()
+            line_index(db, *file).line_col_1based(range.start()).0.to_string().len()
         })
         .max()
         .unwrap_or(1);
@@ -87,16 +131,16 @@ pub fn human(db: &Database, diagnostic: &Diagnostic, colour: bool) -> String {
     // in other files follow under their own `:::` header.
     let mut annotations: Vec<(SourceFile, u32, TextRange, Option<&str>, bool)> = Vec::new();
     for (file, range, message, primary) in lines {
-        let index = LineIndex::new(file.text(db));
-        let line = index.line_col_1based(range.start()).0;
+        let line = line_index(db, file).line_col_1based(range.start()).0;
         annotations.push((file, line, range, message, primary));
     }
     annotations.sort_by_key(|(file, line, _, _, primary)| {
         (*file != diagnostic.file, path_of(db, *file), *line, !*primary)
     });
     let mut previous: Option<(SourceFile, u32)> = None;
+    let mut window = (String::new(), 0usize);
     for (file, line, range, message, primary) in annotations {
-        let index = LineIndex::new(file.text(db));
+        let index = line_index(db, file);
         if previous.is_some_and(|(f, _)| f != file)
             || (previous.is_none() && file != diagnostic.file)
         {
@@ -105,9 +149,13 @@ pub fn human(db: &Database, diagnostic: &Diagnostic, colour: bool) -> String {
                 writeln!(out, "{pad}{} {}:{line}:{col}", style.gutter(":::"), path_of(db, file));
         }
         let (_, col) = index.line_col_1based(range.start());
+        let byte_col = index.line_col(range.start()).col;
+        let line_start = range.start() - TextSize::from(byte_col);
         let source = index.line(line - 1);
+        // Marks on the same line as the previous annotation use the window shown for it.
         let same_line = previous == Some((file, line));
         if !same_line {
+            window = shown_line(source, byte_col as usize);
             if let Some((f, l)) = previous
                 && f == file
                 && line > l + 1
@@ -119,14 +167,15 @@ pub fn human(db: &Database, diagnostic: &Diagnostic, colour: bool) -> String {
                 "{} {} {}",
                 style.gutter(&format!("{line:>width$}")),
                 style.gutter("|"),
-                source
+                window.0
             );
         }
         previous = Some((file, line));
         let (end_line, end_col) = index.line_col_1based(range.end());
-        let line_chars = source.chars().count() as u32;
-        let last = if end_line == line { end_col.max(col + 1) } else { line_chars + 1 };
-        let marks = (last.saturating_sub(col)).max(1) as usize;
+        let line_end = line_start + TextSize::of(source);
+        let last =
+            if end_line == line { end_col.max(col + 1) } else { index.line_col_1based(line_end).1 };
+        let marks = (last.saturating_sub(col)).max(1).min(MAX_SHOWN_LINE as u32) as usize;
         let mark = if primary { "^" } else { "-" };
         let underline: String = mark.repeat(marks);
         let underline = if primary {
@@ -134,9 +183,13 @@ pub fn human(db: &Database, diagnostic: &Diagnostic, colour: bool) -> String {
         } else {
             style.gutter(&underline)
         };
-        let lead: String = source
+        // The characters before the mark in the shown text: the `...` and the window's start.
+        let window_col = index.line_col_1based(line_start + TextSize::from(window.1 as u32)).1;
+        let dots = if window.1 > 0 { 3 } else { 0 };
+        let lead: String = window
+            .0
             .chars()
-            .take(col.saturating_sub(1) as usize)
+            .take((col.saturating_sub(window_col) + dots) as usize)
             .map(|c| if c == '\t' { '\t' } else { ' ' })
             .collect();
         match message {

@@ -4,7 +4,12 @@
 extern crate blas_src;
 
 pub mod autodiff;
+pub mod code;
 pub mod einsum;
+pub mod error;
+pub mod interp;
+pub mod lower;
 pub mod ops;
+pub mod run;
 pub mod tensor;
 pub mod value;

@@ -198,8 +198,23 @@ fn count_newlines(text: &str) -> u32 {
 }
 
 /// A comment's text as the formatter writes it: a line comment loses its trailing whitespace
-/// (a `\r` of a Windows line ending included), and a block comment's line endings become `\n`.
-/// Nothing else changes.
+/// (a `\r` of a Windows line ending included), and a block comment's line endings become `\n`:
+/// every `\r` right before a `\n` goes, so that normalising twice changes nothing more (`\r\r\n`
+/// is `\n`, not `\r\n`). Nothing else changes.
 pub(crate) fn normalize(text: &str) -> String {
-    if text.starts_with("//") { text.trim_end().to_owned() } else { text.replace("\r\n", "\n") }
+    if text.starts_with("//") {
+        return text.trim_end().to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut lines = text.split('\n').peekable();
+    while let Some(line) = lines.next() {
+        match lines.peek() {
+            Some(_) => {
+                out.push_str(line.trim_end_matches('\r'));
+                out.push('\n');
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
 }

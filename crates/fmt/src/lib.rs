@@ -168,6 +168,14 @@ mod tests {
         assert_eq!(format(text), Ok(expected.to_owned()));
     }
 
+    /// Found by the `format` fuzz target: `\r\r\n` became `\r\n`, whose essence is `\n`, so the
+    /// output did not keep the input's comment.
+    #[test]
+    fn every_carriage_return_before_a_line_break_goes() {
+        assert_eq!(format("/*\r\r\n*/"), Ok("/*\n*/\n".to_owned()));
+        assert_eq!(format("x; /* a\r\r\r\n b\r */\r\n"), Ok("x; /* a\n b\r */\n".to_owned()));
+    }
+
     #[test]
     fn trailing_commas_are_a_normalisation() {
         assert_eq!(essence("f(a, b,);"), essence("f(a, b);"));

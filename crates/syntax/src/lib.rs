@@ -21,6 +21,7 @@ pub use crate::{
     lexer::{LexError, Lexed, Token, lex},
     line_index::{LineCol, LineIndex},
     parser::MAX_NESTING,
+    parsing::MAX_TREE_DEPTH,
 };
 
 /// The rowan language tag of Nabla trees.
@@ -92,7 +93,8 @@ impl Parse {
 
     /// The tree as rust-analyzer prints it: one element per line, two spaces of indentation per
     /// level, nodes as `KIND@START..END` and tokens as `KIND@START..END "TEXT"` (TEXT as a JSON
-    /// string).
+    /// string). Past [`MAX_DUMP_INDENT`] levels the indentation stops growing and the line starts
+    /// with its level instead, `[LEVEL] `, so that the dump stays linear in the size of the tree.
     pub fn debug_dump(&self) -> String {
         debug_dump(&self.syntax_node())
     }
@@ -104,6 +106,9 @@ pub fn parse(text: &str) -> Parse {
     Parse { green, errors: errors.into() }
 }
 
+/// How many levels [`debug_dump`] indents.
+pub const MAX_DUMP_INDENT: usize = 100;
+
 /// See [`Parse::debug_dump`].
 pub fn debug_dump(node: &SyntaxNode) -> String {
     let mut out = String::new();
@@ -112,7 +117,10 @@ pub fn debug_dump(node: &SyntaxNode) -> String {
         match event {
             WalkEvent::Enter(element) => {
                 let range = element.text_range();
-                out.push_str(&"  ".repeat(indent));
+                out.push_str(&"  ".repeat(indent.min(MAX_DUMP_INDENT)));
+                if indent > MAX_DUMP_INDENT {
+                    out.push_str(&format!("[{indent}] "));
+                }
                 out.push_str(&format!("{:?}@{:?}", element.kind(), range));
                 if let rowan::NodeOrToken::Token(token) = &element {
                     out.push(' ');

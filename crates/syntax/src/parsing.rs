@@ -3,8 +3,17 @@
 //!
 //! Trivia before a node's first token goes to the enclosing node, so a node's range starts at its
 //! first significant token; trivia at the end of the file belongs to the root.
+//!
+//! The tree is at most [`MAX_TREE_DEPTH`] nodes deep, whatever the input: the parser's nesting
+//! limit bounds recursion, but a chain such as `1 + 1 + ...` or `f()()...` nests one node per
+//! operator without recursing. Nodes that would open deeper are left out (their tokens go to the
+//! deepest node), with an error, so that the tools that walk the tree, and dropping it, cannot
+//! overflow the stack.
 
-use rowan::{GreenNode, GreenNodeBuilder, TextRange, TextSize};
+use std::hash::{Hash, Hasher};
+
+use rowan::{GreenNode, GreenToken, NodeOrToken, TextRange, TextSize};
+use rustc_hash::{FxHashMap, FxHasher};
 
 use crate::{
     SyntaxError, SyntaxKind,
@@ -35,16 +44,129 @@ struct TreeSink<'a> {
     offset: usize,
     /// End of the last significant token added: where "expected X" errors go.
     last_significant_end: usize,
-    builder: GreenNodeBuilder<'static>,
+    builder: TreeBuilder<'a>,
     errors: Vec<SyntaxError>,
     depth: usize,
+    /// Whether the tree reached its maximum depth, which is reported once.
+    too_deep: bool,
 }
 
-impl TreeSink<'_> {
+/// How many nodes deep a syntax tree may be, the root included. Far above what the parser's
+/// nesting limit allows, so only long chains reach it; low enough that walking such a tree
+/// recursively fits a 2 MiB thread stack.
+pub const MAX_TREE_DEPTH: usize = 25_000;
+
+/// Builds the green tree, sharing equal small nodes and equal tokens as rowan's
+/// `GreenNodeBuilder` does. Rowan's node cache re-hashes every cached subtree recursively each
+/// time its table grows, which is quadratic in time and overflows the stack on a long chain of
+/// small nodes (`f()()()...`, `1+1+1...`); this cache keeps each node's hash beside it instead.
+struct TreeBuilder<'a> {
+    /// The open nodes: their kinds and where their children start in `children`.
+    parents: Vec<(SyntaxKind, usize)>,
+    /// Children of the open nodes, each with its hash if it is shared (0 if not).
+    children: Vec<(u64, NodeOrToken<GreenNode, GreenToken>)>,
+    tokens: FxHashMap<(SyntaxKind, &'a str), (u64, GreenToken)>,
+    /// Shared nodes by hash; a node whose hash is taken by another is simply not shared.
+    nodes: FxHashMap<u64, GreenNode>,
+    /// Nodes not opened because the tree was at its maximum depth, still to be closed.
+    skipped: usize,
+}
+
+/// Nodes with more children than this are not shared: they rarely repeat.
+const MAX_SHARED_CHILDREN: usize = 3;
+
+impl<'a> TreeBuilder<'a> {
+    fn new() -> TreeBuilder<'a> {
+        TreeBuilder {
+            parents: Vec::new(),
+            children: Vec::new(),
+            tokens: FxHashMap::default(),
+            nodes: FxHashMap::default(),
+            skipped: 0,
+        }
+    }
+
+    /// Opens a node, or returns `false` and opens nothing if the tree is too deep already.
+    fn start_node(&mut self, kind: SyntaxKind) -> bool {
+        if self.skipped > 0 || self.parents.len() >= MAX_TREE_DEPTH {
+            self.skipped += 1;
+            return false;
+        }
+        self.parents.push((kind, self.children.len()));
+        true
+    }
+
+    fn finish_node(&mut self) {
+        if self.skipped > 0 {
+            self.skipped -= 1;
+            return;
+        }
+        let Some((kind, first)) = self.parents.pop() else { return };
+        let children = &self.children[first..];
+        let shareable = children.len() <= MAX_SHARED_CHILDREN && children.iter().all(|c| c.0 != 0);
+        let hash = shareable.then(|| {
+            let mut hasher = FxHasher::default();
+            kind.hash(&mut hasher);
+            children.iter().for_each(|(hash, _)| hash.hash(&mut hasher));
+            hasher.finish().max(1)
+        });
+        let shared = hash.and_then(|hash| self.nodes.get(&hash)).filter(|node| {
+            node.kind() == kind.into()
+                && node.children().len() == children.len()
+                && node.children().zip(children).all(|pair| match pair {
+                    (NodeOrToken::Node(a), (_, NodeOrToken::Node(b))) => std::ptr::eq(a, &**b),
+                    (NodeOrToken::Token(a), (_, NodeOrToken::Token(b))) => std::ptr::eq(a, &**b),
+                    _ => false,
+                })
+        });
+        let node = match shared {
+            Some(node) => {
+                let node = node.clone();
+                self.children.truncate(first);
+                node
+            }
+            None => {
+                let node =
+                    GreenNode::new(kind.into(), self.children.drain(first..).map(|(_, c)| c));
+                if let Some(hash) = hash {
+                    self.nodes.insert(hash, node.clone());
+                }
+                node
+            }
+        };
+        self.children.push((hash.unwrap_or(0), NodeOrToken::Node(node)));
+    }
+
+    fn token(&mut self, kind: SyntaxKind, text: &'a str) {
+        let (hash, token) = self.tokens.entry((kind, text)).or_insert_with(|| {
+            let mut hasher = FxHasher::default();
+            (kind, text).hash(&mut hasher);
+            (hasher.finish().max(1), GreenToken::new(kind.into(), text))
+        });
+        self.children.push((*hash, NodeOrToken::Token(token.clone())));
+    }
+
+    /// The root: the one node left once every node is closed.
+    fn finish(mut self) -> GreenNode {
+        while !self.parents.is_empty() {
+            self.finish_node();
+        }
+        match self.children.pop() {
+            Some((_, NodeOrToken::Node(root))) if self.children.is_empty() => root,
+            last => {
+                self.children.extend(last);
+                let children = self.children.into_iter().map(|(_, child)| child);
+                GreenNode::new(SyntaxKind::SOURCE_FILE.into(), children)
+            }
+        }
+    }
+}
+
+impl<'a> TreeSink<'a> {
     fn add_token(&mut self) {
         let Some(token) = self.lexed.tokens.get(self.next) else { return };
         let end = self.offset + token.len as usize;
-        self.builder.token(token.kind.into(), &self.text[self.offset..end]);
+        self.builder.token(token.kind, &self.text[self.offset..end]);
         if !invisible_to_parser(token.kind) {
             self.last_significant_end = end;
         }
@@ -89,9 +211,10 @@ fn build_tree(
         next: 0,
         offset: 0,
         last_significant_end: 0,
-        builder: GreenNodeBuilder::new(),
+        builder: TreeBuilder::new(),
         errors: Vec::new(),
         depth: 0,
+        too_deep: false,
     };
     let mut forward_parents = Vec::new();
     for i in 0..events.len() {
@@ -124,7 +247,17 @@ fn build_tree(
                     if sink.depth > 0 {
                         sink.add_trivia();
                     }
-                    sink.builder.start_node(kind.into());
+                    if !sink.builder.start_node(kind) && !sink.too_deep {
+                        sink.too_deep = true;
+                        sink.errors.push(SyntaxError {
+                            message: format!(
+                                "this nests too deeply: syntax trees are limited to \
+                                 {MAX_TREE_DEPTH} levels; split the expression"
+                            ),
+                            range: sink.next_significant_range(),
+                            missing: None,
+                        });
+                    }
                     sink.depth += 1;
                 }
             }
@@ -153,8 +286,13 @@ fn build_tree(
             }
         }
     }
+    // The errors are in token order: one pass finds where each token starts.
+    let (mut token, mut start) = (0usize, 0usize);
     for lex_error in &lexed.errors {
-        let start: usize = lexed.tokens[..lex_error.token].iter().map(|t| t.len as usize).sum();
+        while token < lex_error.token.min(lexed.tokens.len()) {
+            start += lexed.tokens[token].len as usize;
+            token += 1;
+        }
         let len = lexed.tokens.get(lex_error.token).map_or(0, |t| t.len as usize);
         sink.errors.push(SyntaxError {
             message: lex_error.message.clone(),
@@ -172,7 +310,7 @@ fn finish_root(sink: &mut TreeSink<'_>) {
     sink.add_trivia();
     if sink.next < sink.lexed.tokens.len() {
         let start = sink.offset;
-        sink.builder.start_node(SyntaxKind::ERROR.into());
+        sink.builder.start_node(SyntaxKind::ERROR);
         while sink.next < sink.lexed.tokens.len() {
             sink.add_token();
         }

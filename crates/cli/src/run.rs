@@ -1,0 +1,301 @@
+//! `nabla run FILE`: checks a program and everything it imports, and runs it if it has no errors.
+//!
+//! Exit statuses: 0 when the program finished, 1 on a run-time error (after the output printed
+//! before it), 2 when the program has check errors (and nothing ran), or when the file cannot be
+//! read. Output is buffered for speed and flushed before an error is printed. Everything from
+//! reading to running happens on a thread with a large stack, because each nesting level of
+//! derivatives (`grad(grad(f))`) recurses natively in the interpreter.
+
+use std::{
+    io::{IsTerminal, Write},
+    path::{Path, PathBuf},
+    process::ExitCode,
+    time::Instant,
+};
+
+use exec::{
+    error::RuntimeError,
+    interp::Limits,
+    run::{RunReport, on_interpreter_stack, run_program},
+};
+use hir::{Database, Severity};
+use syntax::LineIndex;
+
+use crate::{render, source};
+
+/// The options of `nabla run`.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The largest tensor, in bytes (`None`: the machine's memory).
+    pub max_memory: Option<usize>,
+    /// The deepest nesting of function calls.
+    pub max_recursion: usize,
+    /// Where to write the timings as JSON.
+    pub timings_json: Option<PathBuf>,
+}
+
+/// Exit status for run-time errors.
+const RUNTIME_ERROR: u8 = 1;
+/// Exit status for programs with check errors (and files that cannot be read).
+const CHECK_ERROR: u8 = 2;
+
+pub fn run(path: &Path, options: &Options) -> ExitCode {
+    keep_freed_memory();
+    match on_interpreter_stack(|| run_on_this_thread(path, options)) {
+        Some(status) => ExitCode::from(status),
+        None => {
+            eprintln!("error: the interpreter thread could not be started or stopped abnormally");
+            ExitCode::from(RUNTIME_ERROR)
+        }
+    }
+}
+
+fn run_on_this_thread(path: &Path, options: &Options) -> u8 {
+    let check_start = Instant::now();
+    let mut db = Database::default();
+    let main = match db.load_with_imports(path, &mut |p: &Path| source::read(p)) {
+        Ok(file) => file,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return CHECK_ERROR;
+        }
+    };
+    let mut diagnostics = Vec::new();
+    for file in db.files() {
+        diagnostics.extend(
+            hir::file_diagnostics(&db, file)
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .cloned(),
+        );
+    }
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    if !diagnostics.is_empty() {
+        let mut text = String::new();
+        for diagnostic in &diagnostics {
+            text.push_str(&render::human(&db, diagnostic, colour));
+            text.push('\n');
+        }
+        text.push_str(&render::summary(diagnostics.len(), 0, colour));
+        eprint!("{text}");
+        return CHECK_ERROR;
+    }
+    let check_seconds = check_start.elapsed().as_secs_f64();
+    exec::tensor::set_allocation_limit(options.max_memory.unwrap_or_else(machine_memory));
+    let limits = Limits { max_call_depth: options.max_recursion, ..Limits::default() };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let result = run_program(&db, main, &mut out, limits);
+    // The program's output comes before any error message.
+    let _ = out.flush();
+    drop(out);
+    let report = match &result {
+        Ok(report) => Some(*report),
+        Err(_) => None,
+    };
+    if let Some(path) = &options.timings_json
+        && let Err(message) = write_timings(path, check_seconds, report)
+    {
+        eprintln!("error: {message}");
+    }
+    match result {
+        Ok(_) => 0,
+        Err(error) => {
+            eprint!("{}", render_error(&db, &error, colour));
+            RUNTIME_ERROR
+        }
+    }
+}
+
+unsafe extern "C" {
+    /// mimalloc's option API (the global allocator of this binary).
+    fn mi_option_get(option: std::ffi::c_int) -> std::ffi::c_long;
+    fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
+}
+
+/// `mi_option_purge_delay` in mimalloc's `mi_option_t` (the same index in its v2 and v3).
+const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
+
+/// Tells the allocator never to return freed memory to the operating system.
+///
+/// Tensor programs free and allocate buffers of the same large sizes over and over (every
+/// iteration of `r = exp(a) * b + c` on ten million elements allocates 80 MB). By default
+/// mimalloc gives such blocks back to the kernel, which then zero-fills every page again on the
+/// next allocation: that tripled the time of element-wise benchmarks. Keeping the memory, as glibc
+/// does for NumPy, removes the cost. The option is set only when it still has one of mimalloc's
+/// default values, so that a mimalloc whose option numbering changed is left alone.
+pub fn keep_freed_memory() {
+    // SAFETY: both functions only read or write one entry of mimalloc's option table; the
+    // index is checked against the option's documented defaults (10 ms in v2, 1000 ms in v3)
+    // before anything is written.
+    unsafe {
+        let current = mi_option_get(MI_OPTION_PURGE_DELAY);
+        if current == 10 || current == 1000 {
+            mi_option_set(MI_OPTION_PURGE_DELAY, -1);
+        }
+    }
+}
+
+/// The machine's physical memory, the default allocation limit (falling back to the runtime's
+/// default where it cannot be read).
+fn machine_memory() -> usize {
+    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|text| {
+        let line = text.lines().find(|line| line.starts_with("MemTotal:"))?;
+        let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+        kib.checked_mul(1024)
+    });
+    total.unwrap_or(exec::tensor::DEFAULT_ALLOCATION_LIMIT_BYTES)
+}
+
+/// Parses `--max-memory`: bytes, or a number with a binary unit (`512K`, `2G`, `1.5GiB`).
+pub fn parse_size(text: &str) -> Result<usize, String> {
+    let trimmed = text.trim();
+    let split = trimmed.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(split);
+    let value: f64 =
+        number.parse().map_err(|_| format!("`{text}` is not a size such as 4096, 512M or 2G"))?;
+    let scale: f64 = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 1.0,
+        "K" | "KB" | "KIB" => 1024.0,
+        "M" | "MB" | "MIB" => 1024.0 * 1024.0,
+        "G" | "GB" | "GIB" => 1024.0 * 1024.0 * 1024.0,
+        "T" | "TB" | "TIB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return Err(format!("`{text}` has an unknown unit; use K, M, G or T")),
+    };
+    let bytes = value * scale;
+    if !bytes.is_finite() || bytes < 0.0 || bytes > usize::MAX as f64 {
+        return Err(format!("`{text}` is not a usable size"));
+    }
+    Ok(bytes as usize)
+}
+
+fn write_timings(path: &Path, check_seconds: f64, report: Option<RunReport>) -> Result<(), String> {
+    let json = serde_json::json!({
+        "run_seconds": report.map(|r| r.run_seconds),
+        "check_seconds": check_seconds,
+        "tape_bytes_per_op": report.and_then(|r| r.tape_bytes_per_op),
+    });
+    std::fs::write(path, format!("{json}\n"))
+        .map_err(|err| format!("cannot write {}: {err}", path.display()))
+}
+
+/// How many frames of a long stack are shown at each end.
+const STACK_EDGE: usize = 10;
+
+/// A run-time error in the style of the checker's diagnostics:
+///
+/// ```text
+/// error: integer division by zero: 7 / 0
+///  --> prog.nb:2:12
+///   |
+/// 2 |     return a / b;
+///   |            ^^^^^
+/// stack:
+///   at div (prog.nb:2:12)
+///   at <top level> (prog.nb:5:7)
+/// ```
+pub fn render_error(db: &Database, error: &RuntimeError, colour: bool) -> String {
+    let paint = |code: &str, text: &str| {
+        if colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() }
+    };
+    let mut out =
+        format!("{}{}\n", paint("1;31", "error"), paint("1", &format!(": {}", error.message)));
+    let Some(span) = error.span else { return out };
+    let (file, range) = hir::file_range(db, span);
+    let text = file.text(db);
+    let index = LineIndex::new(text);
+    let (line, col) = index.line_col_1based(range.start());
+    let (end_line, end_col) = index.line_col_1based(range.end());
+    let width = line.to_string().len();
+    let pad = " ".repeat(width);
+    let path = file.path(db).display().to_string();
+    out.push_str(&format!("{pad}{} {path}:{line}:{col}\n", paint("1;34", "-->")));
+    out.push_str(&format!("{pad} {}\n", paint("1;34", "|")));
+    let source = index.line(line - 1);
+    out.push_str(&format!(
+        "{} {} {source}\n",
+        paint("1;34", &format!("{line:>width$}")),
+        paint("1;34", "|")
+    ));
+    let line_chars = source.chars().count() as u32;
+    let last = if end_line == line { end_col.max(col + 1) } else { line_chars + 1 };
+    let marks = (last.saturating_sub(col)).max(1) as usize;
+    let lead: String = source
+        .chars()
+        .take(col.saturating_sub(1) as usize)
+        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .collect();
+    out.push_str(&format!(
+        "{pad} {} {lead}{}\n",
+        paint("1;34", "|"),
+        paint("1;31", &"^".repeat(marks))
+    ));
+    if error.stack.len() > 1 {
+        out.push_str("stack:\n");
+        let lines: Vec<String> = error
+            .stack
+            .iter()
+            .map(|frame| {
+                let (file, range) = hir::file_range(db, frame.span);
+                let index = LineIndex::new(file.text(db));
+                let (line, col) = index.line_col_1based(range.start());
+                format!("  at {} ({}:{line}:{col})\n", frame.function, file.path(db).display())
+            })
+            .collect();
+        out.push_str(&collapse_stack(&lines));
+    }
+    out
+}
+
+/// Stack lines with runs of identical lines (deep recursion) collapsed, and the middle of a long
+/// stack left out.
+fn collapse_stack(lines: &[String]) -> String {
+    let mut runs: Vec<(String, usize)> = Vec::new();
+    for line in lines {
+        match runs.last_mut() {
+            Some((last, count)) if last == line => *count += 1,
+            _ => runs.push((line.clone(), 1)),
+        }
+    }
+    let rendered: Vec<String> = runs
+        .into_iter()
+        .map(|(line, count)| match count {
+            1 => line,
+            2 => format!("{line}{line}"),
+            _ => format!("{line}  ... the frame above repeated {} more times\n", count - 1),
+        })
+        .collect();
+    if rendered.len() <= 2 * STACK_EDGE {
+        return rendered.concat();
+    }
+    let omitted = rendered.len() - 2 * STACK_EDGE;
+    format!(
+        "{}  ... {omitted} more frames ...\n{}",
+        rendered[..STACK_EDGE].concat(),
+        rendered[rendered.len() - STACK_EDGE..].concat()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_accept_binary_units() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("512K"), Ok(512 * 1024));
+        assert_eq!(parse_size("2G"), Ok(2 << 30));
+        assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("3X").is_err());
+    }
+
+    #[test]
+    fn repeated_frames_collapse() {
+        let lines: Vec<String> = (0..5).map(|_| "  at f (a.nb:1:1)\n".to_owned()).collect();
+        assert_eq!(
+            collapse_stack(&lines),
+            "  at f (a.nb:1:1)\n  ... the frame above repeated 4 more times\n"
+        );
+    }
+}

@@ -1,0 +1,151 @@
+//! `nabla run` end to end over the programs in `crates/exec/test_data/run`: each `NAME.nb` runs in
+//! that directory and its standard output must equal `NAME.stdout`; when it writes to standard
+//! error or exits with a non-zero status, `NAME.stderr` holds the error output followed by a line
+//! `[exit status N]`. A first line `// args: ...` gives extra command-line arguments. Run with
+//! `UPDATE_EXPECT=1` to rewrite the expectations.
+
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+};
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../exec/test_data/run")
+}
+
+/// Runs `nabla run NAME.nb` (plus the file's extra arguments) in `dir`.
+fn run(dir: &Path, name: &str, args: &[String]) -> (String, String, i32) {
+    let output = Command::new(env!("CARGO_BIN_EXE_nabla"))
+        .current_dir(dir)
+        .arg("run")
+        .arg(name)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap_or_else(|err| panic!("cannot run nabla: {err}"));
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        output.status.code().unwrap_or(-1),
+    )
+}
+
+/// The extra arguments of a program: its first line, if it is `// args: ...`.
+fn extra_args(text: &str) -> Vec<String> {
+    text.lines()
+        .next()
+        .and_then(|line| line.strip_prefix("// args:"))
+        .map(|args| args.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// Copies a directory tree, so that programs that write files do so outside the repository.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|err| panic!("{err}"));
+    let entries = std::fs::read_dir(from).unwrap_or_else(|err| panic!("{err}"));
+    for entry in entries.filter_map(Result::ok) {
+        let target = to.join(entry.file_name());
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap_or_else(|err| panic!("{err}"));
+        }
+    }
+}
+
+#[test]
+fn programs_print_their_expected_output() {
+    let source = data_dir();
+    let dir = std::env::temp_dir().join(format!("nabla-run-golden-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_tree(&source, &dir);
+    let update = std::env::var_os("UPDATE_EXPECT").is_some();
+    let mut names: Vec<String> = std::fs::read_dir(&source)
+        .unwrap_or_else(|err| panic!("cannot read {}: {err}", source.display()))
+        .filter_map(Result::ok)
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".nb"))
+        .collect();
+    names.sort();
+    assert!(names.len() > 20, "too few programs in {}", source.display());
+    let mut failures = Vec::new();
+    for name in &names {
+        let stem = name.trim_end_matches(".nb");
+        let text = std::fs::read_to_string(source.join(name)).unwrap_or_default();
+        let (stdout, stderr, status) = run(&dir, name, &extra_args(&text));
+        let error = match (status, stderr.is_empty()) {
+            (0, true) => None,
+            _ => Some(format!("{stderr}[exit status {status}]\n")),
+        };
+        let stdout_path = source.join(format!("{stem}.stdout"));
+        let stderr_path = source.join(format!("{stem}.stderr"));
+        if update {
+            std::fs::write(&stdout_path, &stdout).unwrap_or_else(|err| panic!("{err}"));
+            match &error {
+                Some(error) => {
+                    std::fs::write(&stderr_path, error).unwrap_or_else(|err| panic!("{err}"))
+                }
+                None => {
+                    let _ = std::fs::remove_file(&stderr_path);
+                }
+            }
+            continue;
+        }
+        let expected_stdout = std::fs::read_to_string(&stdout_path).unwrap_or_default();
+        let expected_stderr = std::fs::read_to_string(&stderr_path).ok();
+        if stdout != expected_stdout {
+            failures.push(format!(
+                "{name}: standard output differs\n--- expected\n{expected_stdout}--- found\n{stdout}"
+            ));
+        }
+        if error != expected_stderr {
+            failures.push(format!(
+                "{name}: error output differs\n--- expected\n{}--- found\n{}",
+                expected_stderr.unwrap_or_default(),
+                error.unwrap_or_default()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}\n(run with UPDATE_EXPECT=1 to accept)", failures.join("\n"));
+}
+
+/// A program with check errors is not run: its diagnostics go to standard error, exit status 2.
+#[test]
+fn check_errors_stop_the_run_with_status_2() {
+    let dir = std::env::temp_dir().join(format!("nabla-run-check-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("{err}"));
+    std::fs::write(dir.join("bad.nb"), "print(1);\nint x = 1.5;\n")
+        .unwrap_or_else(|err| panic!("{err}"));
+    let (stdout, stderr, status) = run(&dir, "bad.nb", &[]);
+    assert_eq!((stdout.as_str(), status), ("", 2));
+    assert!(stderr.starts_with("error[E0200]"), "{stderr}");
+    assert!(stderr.ends_with("check failed: 1 error, 0 warnings\n"), "{stderr}");
+}
+
+/// `--timings-json` writes the benchmark harness's record.
+#[test]
+fn timings_are_written_as_json() {
+    let dir = std::env::temp_dir().join(format!("nabla-run-timings-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("{err}"));
+    std::fs::write(dir.join("t.nb"), "var float x = 2.0;\nbackward(x * x);\nprint(grad(x));\n")
+        .unwrap_or_else(|err| panic!("{err}"));
+    let args = vec!["--timings-json".to_owned(), "t.json".to_owned()];
+    let (stdout, _, status) = run(&dir, "t.nb", &args);
+    assert_eq!((stdout.as_str(), status), ("4.0\n", 0));
+    let json = std::fs::read_to_string(dir.join("t.json")).unwrap_or_default();
+    let value: serde_json::Value =
+        serde_json::from_str(&json).unwrap_or_else(|err| panic!("{err}: {json}"));
+    for key in ["run_seconds", "check_seconds", "tape_bytes_per_op"] {
+        assert!(value[key].is_number(), "{key} in {json}");
+    }
+}
+
+/// A file that cannot be read is reported like a check error.
+#[test]
+fn a_missing_file_exits_with_status_2() {
+    let (stdout, stderr, status) = run(&std::env::temp_dir(), "no-such-file-here.nb", &[]);
+    assert_eq!((stdout.as_str(), status), ("", 2));
+    assert!(stderr.starts_with("error: cannot read no-such-file-here.nb"), "{stderr}");
+}

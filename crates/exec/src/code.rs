@@ -1,0 +1,803 @@
+//! The executable form of a checked program: one [`Unit`] of register code per definition (each
+//! function, each test, each file's top level), with every name resolved to a numbered slot of
+//! the unit's frame, a global, a unit index or a built-in operation.
+//!
+//! Instructions are specialised by the static types the checker proved (`int` arithmetic with
+//! overflow checks, comparisons fused with jumps, floats with a fast path for plain numbers), and
+//! everything else dispatches to the differentiable operations of [`crate::ops`]. Nothing here is
+//! looked up by name while running. [`crate::lower`] builds this form, [`crate::interp`] runs it.
+//!
+//! Each instruction has a span (the source of the operation it performs), so a failing instruction
+//! names its place in the source without any extra work on the fast path.
+
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use hir::{DefId, RelSpan, TransformOp};
+
+use crate::einsum::Contraction;
+use crate::tensor::{BinaryOp, ReduceOp, UnaryOp};
+use crate::value::Value;
+
+/// A slot of the current frame.
+pub type Slot = u32;
+
+/// The destination of a call whose result is not kept.
+pub const NO_SLOT: Slot = u32::MAX;
+
+/// A slot read by an instruction: either copied (a variable keeps its value) or taken (a
+/// temporary is used exactly once, so its tensor can be overwritten in place).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Operand(u32);
+
+impl Operand {
+    const TAKE: u32 = 1 << 31;
+
+    /// Reads `slot` and leaves it as it is.
+    pub fn copy(slot: Slot) -> Operand {
+        Operand(slot & !Self::TAKE)
+    }
+
+    /// Reads `slot` and leaves a placeholder in it.
+    pub fn take(slot: Slot) -> Operand {
+        Operand(slot | Self::TAKE)
+    }
+
+    pub fn slot(self) -> Slot {
+        self.0 & !Self::TAKE
+    }
+
+    pub fn is_take(self) -> bool {
+        self.0 & Self::TAKE != 0
+    }
+}
+
+impl std::fmt::Debug for Operand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.is_take() {
+            write!(f, "take %{}", self.slot())
+        } else {
+            write!(f, "%{}", self.slot())
+        }
+    }
+}
+
+/// Integer operators, all with C semantics and overflow checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Shl,
+    Shr,
+    And,
+    Xor,
+    Or,
+}
+
+/// Comparison operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cmp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl Cmp {
+    /// The comparison that holds exactly when this one does not (for integers, where there is no
+    /// NaN).
+    pub fn negate(self) -> Cmp {
+        match self {
+            Cmp::Lt => Cmp::Ge,
+            Cmp::Le => Cmp::Gt,
+            Cmp::Gt => Cmp::Le,
+            Cmp::Ge => Cmp::Lt,
+            Cmp::Eq => Cmp::Ne,
+            Cmp::Ne => Cmp::Eq,
+        }
+    }
+
+    #[inline]
+    pub fn ints(self, a: i64, b: i64) -> bool {
+        match self {
+            Cmp::Lt => a < b,
+            Cmp::Le => a <= b,
+            Cmp::Gt => a > b,
+            Cmp::Ge => a >= b,
+            Cmp::Eq => a == b,
+            Cmp::Ne => a != b,
+        }
+    }
+
+    #[inline]
+    pub fn floats(self, a: f64, b: f64) -> bool {
+        match self {
+            Cmp::Lt => a < b,
+            Cmp::Le => a <= b,
+            Cmp::Gt => a > b,
+            Cmp::Ge => a >= b,
+            Cmp::Eq => a == b,
+            Cmp::Ne => a != b,
+        }
+    }
+
+    pub fn binary_op(self) -> BinaryOp {
+        match self {
+            Cmp::Lt => BinaryOp::Lt,
+            Cmp::Le => BinaryOp::Le,
+            Cmp::Gt => BinaryOp::Gt,
+            Cmp::Ge => BinaryOp::Ge,
+            Cmp::Eq => BinaryOp::Eq,
+            Cmp::Ne => BinaryOp::Ne,
+        }
+    }
+}
+
+/// An explicit conversion `(T)x`, or an implicit one the checker allows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CastKind {
+    /// To `int`: floats truncate toward zero; NaN and out-of-range values are errors.
+    Int,
+    /// To `float`; a tracked float or one-element tensor keeps its gradient.
+    Float,
+    /// To `char`: the value modulo 256, as C's conversion to `unsigned char`.
+    Char,
+    /// To `bool`: non-zero is true.
+    Bool,
+}
+
+/// One entry of an index expression `a[i]` or `a[i:j]`.
+#[derive(Clone, Copy, Debug)]
+pub enum IndexEntry {
+    At(Operand),
+    Slice(Option<Operand>, Option<Operand>),
+}
+
+/// One extent of a shape that is checked or bound at run time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DimSpec {
+    /// A fixed extent.
+    Known(usize),
+    /// The current value of a shape variable (or `cns int`) in a slot of the frame.
+    Slot(Slot),
+    /// The current value of a global shape variable.
+    Global(u32),
+    /// A fresh shape variable bound to the extent found, in a slot.
+    BindSlot(Slot),
+    /// A fresh global shape variable bound to the extent found.
+    BindGlobal(u32),
+    /// Anything (a dimension the checker knows nothing about).
+    Any,
+}
+
+/// What a run-time shape check is about, for its message.
+#[derive(Clone, Debug)]
+pub enum CheckContext {
+    /// The declaration or assignment of a variable.
+    Variable { name: String },
+    /// Argument `index` (from 0) of a call of `function`.
+    Argument { function: String, index: usize },
+    /// The value returned by `function`.
+    Return { function: String },
+}
+
+/// A shape a value must have: the declared type as written (`Tensor[N][3]`) and its extents.
+#[derive(Clone, Debug)]
+pub struct ShapeCheck {
+    pub context: CheckContext,
+    pub declared: String,
+    /// The names of the shape variables of `dims`, for messages (`N = 5`); `None` for fixed
+    /// extents.
+    pub names: Vec<Option<String>>,
+    pub dims: Vec<DimSpec>,
+    /// Whether a scalar may stand for the tensor (it is broadcast instead of checked).
+    pub ranked: bool,
+}
+
+/// A shape given to a constructor: a list of `int` operands, or a tensor holding the extents.
+#[derive(Clone, Debug)]
+pub enum DimsArg {
+    Ints(Box<[Operand]>),
+    Tensor(Operand),
+}
+
+/// The shape a scalar is broadcast to where a tensor is expected.
+#[derive(Clone, Debug)]
+pub enum TargetShape {
+    /// Rank 0: the scalar becomes a one-element tensor.
+    Scalar,
+    /// The extents (fixed, or shape variables read at run time).
+    Dims(Box<[DimSpec]>),
+}
+
+/// An item of `print`: a value or a string literal.
+#[derive(Clone, Debug)]
+pub enum PrintItem {
+    Value(Operand),
+    Text(Box<str>),
+}
+
+/// How the right-hand side of an index statement combines with the target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexAssign {
+    Assign,
+    Add,
+    Mul,
+}
+
+/// A built-in function call that is not on any hot path, with its operands.
+#[derive(Clone, Debug)]
+pub enum BuiltinCall {
+    /// `sum(t)`, `max(t, axis)`, ...
+    Reduce {
+        op: ReduceOp,
+        x: Operand,
+        axis: Option<Operand>,
+    },
+    Softmax {
+        log: bool,
+        x: Operand,
+        axis: Option<Operand>,
+    },
+    /// `zeros`, `ones`, `rand`, `randn`, `full`.
+    Construct {
+        kind: Construct,
+        dims: DimsArg,
+        value: Option<Operand>,
+    },
+    Eye(Operand),
+    Arange(Operand),
+    Reshape {
+        x: Operand,
+        dims: DimsArg,
+    },
+    Transpose {
+        x: Operand,
+        axes: Option<DimsArg>,
+    },
+    Concat {
+        a: Operand,
+        b: Operand,
+        axis: Operand,
+    },
+    Stack {
+        a: Operand,
+        b: Operand,
+    },
+    ShapeOf {
+        x: Operand,
+        axis: Operand,
+    },
+    Rank(Operand),
+    All(Operand),
+    Any(Operand),
+    Seed(Operand),
+    Inv(Operand),
+    Det(Operand),
+    Solve(Operand, Operand),
+    Cholesky(Operand),
+    Trace(Operand),
+    Diag(Operand),
+    Print(Box<[PrintItem]>),
+    Load {
+        path: PathBuf,
+        csv: bool,
+    },
+    Save {
+        x: Operand,
+        path: PathBuf,
+    },
+    Backward(Operand),
+    /// `grad(x)` of a variable: the operand is the variable's slot, refreshed when it is `var`.
+    GradOf(Operand),
+    Assert {
+        cond: Operand,
+        message: Option<Box<str>>,
+    },
+    AssertEq {
+        a: Operand,
+        b: Operand,
+        text: Box<str>,
+    },
+    AssertClose {
+        a: Operand,
+        b: Operand,
+        rtol: Option<Operand>,
+        atol: Option<Operand>,
+        text: Box<str>,
+    },
+    Gradcheck {
+        unit: u32,
+        name: Box<str>,
+        args: Box<[Operand]>,
+    },
+    Einsum {
+        contraction: Rc<Contraction>,
+        operands: Box<[Operand]>,
+    },
+    /// A tensor literal whose rows are tensors: stacked along a new first axis.
+    StackRows(Box<[Operand]>),
+    /// A tensor literal of scalars laid out row-major in `shape`.
+    FromElements {
+        shape: Box<[usize]>,
+        items: Box<[Operand]>,
+    },
+    /// `sizeof x` of a value whose size the checker does not know.
+    Sizeof(Operand),
+    /// `sizeof(Tensor[n][3])` with shape variables.
+    SizeofDims(Box<[DimSpec]>),
+    /// A scalar where a tensor is expected, broadcast to the target's shape.
+    ToTensor {
+        x: Operand,
+        shape: TargetShape,
+    },
+    /// An index statement: `target(labels) op= factors...`, as a contraction of the operands
+    /// (the target's current value first for `*=`).
+    IndexStatement {
+        target: Slot,
+        name: Box<str>,
+        op: IndexAssign,
+        contraction: Rc<Contraction>,
+        operands: Box<[Operand]>,
+        labels: Box<[Box<str>]>,
+    },
+}
+
+/// `zeros`, `ones`, `full`, `rand`, `randn`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Construct {
+    Zeros,
+    Ones,
+    Full,
+    Rand,
+    Randn,
+}
+
+/// One instruction. Slots are relative to the frame; jump targets are instruction indices.
+#[derive(Clone, Debug)]
+pub enum Instr {
+    /// `dst = src`.
+    Copy {
+        dst: Slot,
+        src: Operand,
+    },
+    LoadInt {
+        dst: Slot,
+        value: i64,
+    },
+    LoadFloat {
+        dst: Slot,
+        value: f64,
+    },
+    /// A constant of the unit's table (bools, chars, tensors).
+    LoadConst {
+        dst: Slot,
+        index: u32,
+    },
+    LoadGlobal {
+        dst: Slot,
+        global: u32,
+    },
+    StoreGlobal {
+        global: u32,
+        src: Operand,
+    },
+    /// Makes the `var` variable in `slot` a live node of the program tape before it is read.
+    RefreshVar {
+        slot: Slot,
+    },
+    /// A `var` declaration: the value in `slot` becomes a leaf.
+    Leaf {
+        slot: Slot,
+    },
+    /// `dst = a op b` on integers.
+    IntArith {
+        op: IntOp,
+        dst: Slot,
+        a: Slot,
+        b: Slot,
+    },
+    /// `dst = a op imm` on integers.
+    IntArithImm {
+        op: IntOp,
+        dst: Slot,
+        a: Slot,
+        imm: i32,
+    },
+    /// `dst = a cmp b` on integers (`int`, `char`, `bool`).
+    IntCmp {
+        op: Cmp,
+        dst: Slot,
+        a: Slot,
+        b: Slot,
+    },
+    /// Jumps to `target` when `a cmp b` holds, on integers.
+    JumpIntCmp {
+        op: Cmp,
+        a: Slot,
+        b: Slot,
+        target: u32,
+    },
+    /// The step and test of a counted loop: `slot += delta` (overflow checked), then a jump back
+    /// to `target` while `slot cmp imm` holds.
+    LoopIntImm {
+        slot: Slot,
+        delta: i32,
+        op: Cmp,
+        imm: i32,
+        target: u32,
+    },
+    /// [`Instr::LoopIntImm`] with the bound in a slot.
+    LoopInt {
+        slot: Slot,
+        delta: i32,
+        op: Cmp,
+        rhs: Slot,
+        target: u32,
+    },
+    /// Jumps to `target` when `a cmp imm` holds, on integers.
+    JumpIntCmpImm {
+        op: Cmp,
+        a: Slot,
+        imm: i32,
+        target: u32,
+    },
+    /// `dst = a op b` on scalars with a float result: plain floats directly, anything else (a
+    /// tracked float) through the differentiable operation.
+    FloatArith {
+        op: BinaryOp,
+        dst: Slot,
+        a: Operand,
+        b: Operand,
+    },
+    /// `dst = a cmp b` on numbers (a `bool`).
+    FloatCmp {
+        op: Cmp,
+        dst: Slot,
+        a: Slot,
+        b: Slot,
+    },
+    /// Jumps to `target` when `a cmp b` holds (or, with `negate`, when it does not), on numbers.
+    JumpFloatCmp {
+        op: Cmp,
+        negate: bool,
+        a: Slot,
+        b: Slot,
+        target: u32,
+    },
+    /// Any element-wise binary operation, with broadcasting and recording.
+    Binary {
+        op: BinaryOp,
+        dst: Slot,
+        a: Operand,
+        b: Operand,
+    },
+    Unary {
+        op: UnaryOp,
+        dst: Slot,
+        a: Operand,
+    },
+    /// `-a` on an integer.
+    NegInt {
+        dst: Slot,
+        a: Slot,
+    },
+    /// `!a` (C truth).
+    Not {
+        dst: Slot,
+        a: Slot,
+    },
+    Cast {
+        kind: CastKind,
+        dst: Slot,
+        a: Operand,
+    },
+    Matmul {
+        dst: Slot,
+        a: Operand,
+        b: Operand,
+    },
+    Jump {
+        target: u32,
+    },
+    /// Jumps when the truth of `cond` equals `when`.
+    JumpIf {
+        cond: Slot,
+        when: bool,
+        target: u32,
+    },
+    /// A call of a Nabla function: the arguments become the callee's first slots.
+    Call {
+        unit: u32,
+        dst: Slot,
+        args: ArgRange,
+    },
+    /// A call of a derivative built by `grad`, `jvp`, ... (see [`Callable`]).
+    CallTransform {
+        callable: u32,
+        dst: Slot,
+        args: ArgRange,
+    },
+    /// Returns from the unit, with a value or without.
+    Return {
+        src: Option<Operand>,
+    },
+    /// Returns `src` when `a cmp imm` holds on integers: `if (n < 2) { return n; }`, the base
+    /// case of most recursions, in one instruction.
+    ReturnIfIntCmpImm {
+        op: Cmp,
+        a: Slot,
+        imm: i32,
+        src: Operand,
+    },
+    /// `return a op b` on integers, in one instruction.
+    ReturnIntArith {
+        op: IntOp,
+        a: Slot,
+        b: Slot,
+    },
+    /// `dst = f(a op imm)`: a call whose only argument is integer arithmetic with a constant
+    /// (`f(n - 1)`), in one instruction.
+    CallIntImm {
+        unit: u32,
+        dst: Slot,
+        a: Slot,
+        op: IntOp,
+        imm: i32,
+    },
+    /// `dst = base[index...]`, with the entries at `index` in the unit's index lists.
+    GetIndex {
+        dst: Slot,
+        base: Operand,
+        index: u32,
+    },
+    /// `target[index...] = value`, or `op=` with `op`.
+    SetIndex {
+        target: Slot,
+        index: u32,
+        value: Operand,
+        op: Option<BinaryOp>,
+    },
+    /// Checks (and binds) the shape of the value in `slot`; see [`ShapeCheck`].
+    CheckShape {
+        slot: Slot,
+        check: u32,
+    },
+    /// The zero of a declared type: `0`, `0.0`, `false`, `'\0'` or zeros of a shape.
+    Zero {
+        dst: Slot,
+        kind: Box<ZeroKind>,
+    },
+    /// A built-in without a dedicated instruction.
+    Builtin {
+        dst: Slot,
+        call: Box<BuiltinCall>,
+    },
+}
+
+/// The arguments of a call: a range of the unit's argument pool, so that instructions stay
+/// small.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArgRange {
+    pub start: u32,
+    pub len: u32,
+}
+
+impl ArgRange {
+    /// The operands in `pool` (the unit's `args`); empty if the range is outside it.
+    pub fn of<'a>(&self, pool: &'a [Operand]) -> &'a [Operand] {
+        let start = self.start as usize;
+        pool.get(start..start + self.len as usize).unwrap_or_default()
+    }
+}
+
+/// The value of a declaration without an initializer.
+#[derive(Clone, Debug)]
+pub enum ZeroKind {
+    Int,
+    Float,
+    Bool,
+    Char,
+    Tensor(Box<[DimSpec]>),
+}
+
+/// What a transform call invokes: a function, or a derivative of another callable.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Callable {
+    Unit(u32),
+    Transform { op: TransformOp, wrt: usize, inner: u32 },
+}
+
+/// The code of one definition.
+#[derive(Debug)]
+pub struct Unit {
+    /// The name stack traces show: the function's, `test "..."` or `<top level>`.
+    pub name: String,
+    pub def: DefId,
+    /// Parameters occupy the first slots.
+    pub n_params: u32,
+    /// Every slot of a frame: parameters, locals, temporaries.
+    pub n_slots: u32,
+    pub code: Vec<Instr>,
+    /// The source of each instruction, parallel to `code`.
+    pub spans: Vec<RelSpan>,
+    pub constants: Vec<Value>,
+    pub checks: Vec<ShapeCheck>,
+    /// The arguments of the unit's calls (see [`ArgRange`]).
+    pub args: Vec<Operand>,
+    /// The entries of the unit's index expressions.
+    pub indices: Vec<Box<[IndexEntry]>>,
+    /// Instructions before this index check the arguments: their errors are reported at the call.
+    pub prologue_end: u32,
+    /// Whether a slot may hold a tensor or a boxed value that must be released when the frame
+    /// returns (false for functions of integers only, which return without that walk).
+    pub holds_heap: bool,
+}
+
+/// A whole program: the units of every file it imports, and how to start it.
+#[derive(Debug)]
+pub struct Program {
+    pub units: Vec<Unit>,
+    pub callables: Vec<Callable>,
+    /// How many global slots the top-level constants of all files need.
+    pub globals: u32,
+    /// The top levels of imported files (only their declarations), dependencies first.
+    pub imports: Vec<u32>,
+    /// The main file's top level.
+    pub main: u32,
+    /// The declarations of the main file's top-level constants alone, which tests read.
+    pub main_constants: u32,
+    /// The main file's tests: name and unit.
+    pub tests: Vec<(String, u32)>,
+}
+
+impl Program {
+    /// Checks the invariants the interpreter's fast path relies on instead of checking them per
+    /// instruction: every slot an instruction names is inside its unit's frame, every jump lands
+    /// inside the unit, every call names a unit with as many parameters as it passes, every
+    /// constant and shape check exists, and every unit ends with a `Return` (so execution never
+    /// runs past the end).
+    pub fn verify(&self) -> Result<(), String> {
+        for (index, unit) in self.units.iter().enumerate() {
+            unit.verify(self)
+                .map_err(|reason| format!("unit {index} ({}): {reason}", unit.name))?;
+        }
+        for callable in &self.callables {
+            let ok = match *callable {
+                Callable::Unit(unit) => (unit as usize) < self.units.len(),
+                Callable::Transform { inner, .. } => (inner as usize) < self.callables.len(),
+            };
+            if !ok {
+                return Err("a callable names nothing".to_owned());
+            }
+        }
+        let entries = self
+            .imports
+            .iter()
+            .chain([&self.main, &self.main_constants])
+            .chain(self.tests.iter().map(|(_, u)| u));
+        for &unit in entries {
+            match self.units.get(unit as usize) {
+                Some(code) if code.n_params == 0 => {}
+                _ => return Err("an entry unit is missing or takes parameters".to_owned()),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Unit {
+    fn verify(&self, program: &Program) -> Result<(), String> {
+        if self.spans.len() != self.code.len() {
+            return Err("spans and code differ in length".to_owned());
+        }
+        if !matches!(self.code.last(), Some(Instr::Return { .. } | Instr::ReturnIntArith { .. })) {
+            return Err("the code does not end with a return".to_owned());
+        }
+        if self.n_params > self.n_slots {
+            return Err("more parameters than slots".to_owned());
+        }
+        let len = self.code.len();
+        let slot_ok = |slot: Slot| slot < self.n_slots;
+        let operand_ok = |operand: Operand| operand.slot() < self.n_slots;
+        let target_ok = |target: u32| (target as usize) < len;
+        for (pc, instr) in self.code.iter().enumerate() {
+            let ok = match instr {
+                Instr::Copy { dst, src } => slot_ok(*dst) && operand_ok(*src),
+                Instr::LoadInt { dst, .. } | Instr::LoadFloat { dst, .. } => slot_ok(*dst),
+                Instr::LoadConst { dst, index } => {
+                    slot_ok(*dst) && (*index as usize) < self.constants.len()
+                }
+                Instr::LoadGlobal { dst, .. } => slot_ok(*dst),
+                Instr::StoreGlobal { src, .. } => operand_ok(*src),
+                Instr::RefreshVar { slot } | Instr::Leaf { slot } => slot_ok(*slot),
+                Instr::IntArith { dst, a, b, .. } | Instr::IntCmp { dst, a, b, .. } => {
+                    slot_ok(*dst) && slot_ok(*a) && slot_ok(*b)
+                }
+                Instr::IntArithImm { dst, a, .. } => slot_ok(*dst) && slot_ok(*a),
+                Instr::JumpIntCmp { a, b, target, .. } => {
+                    slot_ok(*a) && slot_ok(*b) && target_ok(*target)
+                }
+                Instr::JumpIntCmpImm { a, target, .. } => slot_ok(*a) && target_ok(*target),
+                Instr::LoopIntImm { slot, target, .. } => slot_ok(*slot) && target_ok(*target),
+                Instr::LoopInt { slot, rhs, target, .. } => {
+                    slot_ok(*slot) && slot_ok(*rhs) && target_ok(*target)
+                }
+                Instr::FloatArith { dst, a, b, .. }
+                | Instr::Binary { dst, a, b, .. }
+                | Instr::Matmul { dst, a, b } => slot_ok(*dst) && operand_ok(*a) && operand_ok(*b),
+                Instr::FloatCmp { dst, a, b, .. } => slot_ok(*dst) && slot_ok(*a) && slot_ok(*b),
+                Instr::JumpFloatCmp { a, b, target, .. } => {
+                    slot_ok(*a) && slot_ok(*b) && target_ok(*target)
+                }
+                Instr::Unary { dst, a, .. } | Instr::Cast { dst, a, .. } => {
+                    slot_ok(*dst) && operand_ok(*a)
+                }
+                Instr::NegInt { dst, a } | Instr::Not { dst, a } => slot_ok(*dst) && slot_ok(*a),
+                Instr::Jump { target } => target_ok(*target),
+                Instr::JumpIf { cond, target, .. } => slot_ok(*cond) && target_ok(*target),
+                Instr::Call { unit, dst, args } => {
+                    let callee = program.units.get(*unit as usize);
+                    let operands = args.of(&self.args);
+                    callee.is_some_and(|c| c.n_params == args.len)
+                        && operands.len() == args.len as usize
+                        && (*dst == NO_SLOT || slot_ok(*dst))
+                        && operands.iter().all(|&a| operand_ok(a))
+                }
+                Instr::CallTransform { callable, dst, args } => {
+                    let operands = args.of(&self.args);
+                    (*callable as usize) < program.callables.len()
+                        && operands.len() == args.len as usize
+                        && (*dst == NO_SLOT || slot_ok(*dst))
+                        && operands.iter().all(|&a| operand_ok(a))
+                }
+                Instr::Return { src } => src.is_none_or(operand_ok),
+                Instr::ReturnIfIntCmpImm { a, src, .. } => slot_ok(*a) && operand_ok(*src),
+                Instr::ReturnIntArith { a, b, .. } => slot_ok(*a) && slot_ok(*b),
+                Instr::CallIntImm { unit, dst, a, .. } => {
+                    let callee = program.units.get(*unit as usize);
+                    callee.is_some_and(|c| c.n_params == 1 && c.n_slots >= 1)
+                        && (*dst == NO_SLOT || slot_ok(*dst))
+                        && slot_ok(*a)
+                }
+                Instr::GetIndex { dst, base, index } => {
+                    slot_ok(*dst) && operand_ok(*base) && (*index as usize) < self.indices.len()
+                }
+                Instr::SetIndex { target, value, index, .. } => {
+                    slot_ok(*target) && operand_ok(*value) && (*index as usize) < self.indices.len()
+                }
+                Instr::CheckShape { slot, check } => {
+                    slot_ok(*slot) && (*check as usize) < self.checks.len()
+                }
+                Instr::Zero { dst, .. } => slot_ok(*dst),
+                Instr::Builtin { dst, .. } => *dst == NO_SLOT || slot_ok(*dst),
+            };
+            if !ok {
+                return Err(format!("instruction {pc} ({instr:?}) is malformed"));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instructions_stay_small() {
+        assert!(size_of::<Instr>() <= 24, "{}", size_of::<Instr>());
+    }
+
+    #[test]
+    fn operands_pack_the_take_flag() {
+        let take = Operand::take(7);
+        assert!(take.is_take() && take.slot() == 7);
+        assert!(!Operand::copy(7).is_take());
+    }
+}

@@ -1,0 +1,419 @@
+//! The built-in functions without a dedicated instruction, each dispatched from its
+//! [`BuiltinCall`] to the differentiable operations of [`crate::ops`], the tensor runtime, the
+//! tape or the output.
+
+use crate::code::{BuiltinCall, Construct, DimsArg, IndexAssign, Operand, PrintItem, TargetShape};
+use crate::error::RuntimeError;
+use crate::ops;
+use crate::tensor::{self, ShapeText, Tensor};
+use crate::value::{Primal, Value};
+
+use super::Machine;
+
+impl Machine<'_, '_> {
+    pub(super) fn builtin(
+        &mut self,
+        base: usize,
+        call: &BuiltinCall,
+    ) -> Result<Value, RuntimeError> {
+        Ok(match call {
+            BuiltinCall::Reduce { op, x, axis } => {
+                let axis = axis.map(|a| self.int_at(base, a)).transpose()?;
+                let x = self.fetch(base, *x);
+                ops::reduce(&mut self.tape, *op, x, axis)?
+            }
+            BuiltinCall::Softmax { log, x, axis } => {
+                let axis = axis.map(|a| self.int_at(base, a)).transpose()?.unwrap_or(-1);
+                let x = self.fetch(base, *x);
+                match log {
+                    true => ops::log_softmax(&mut self.tape, x, axis)?,
+                    false => ops::softmax(&mut self.tape, x, axis)?,
+                }
+            }
+            BuiltinCall::Construct { kind, dims, value } => {
+                let shape = self.dims_arg(base, dims)?;
+                match kind {
+                    Construct::Zeros => Value::tensor(Tensor::zeros(&shape)?),
+                    Construct::Ones => Value::tensor(Tensor::ones(&shape)?),
+                    Construct::Rand => Value::tensor(self.rng.rand(&shape)?),
+                    Construct::Randn => Value::tensor(self.rng.randn(&shape)?),
+                    Construct::Full => {
+                        let value = match value {
+                            Some(v) => self.fetch(base, *v),
+                            None => return Err(RuntimeError::internal("full without a value")),
+                        };
+                        tensor::check_allocation(&shape)?;
+                        ops::full(&mut self.tape, &shape, value)?
+                    }
+                }
+            }
+            BuiltinCall::Eye(n) => {
+                let n = self.extent(base, *n)?;
+                Value::tensor(Tensor::eye(n)?)
+            }
+            BuiltinCall::Arange(n) => {
+                let n = self.extent(base, *n)?;
+                Value::tensor(Tensor::arange(n)?)
+            }
+            BuiltinCall::Reshape { x, dims } => {
+                let shape = self.dims_arg(base, dims)?;
+                let x = self.fetch(base, *x);
+                ops::reshape(&mut self.tape, x, &shape)?
+            }
+            BuiltinCall::Transpose { x, axes } => {
+                let axes = match axes {
+                    Some(axes) => Some(self.ints_arg(base, axes)?),
+                    None => None,
+                };
+                let x = self.fetch(base, *x);
+                match axes {
+                    Some(axes) => ops::permute(&mut self.tape, x, &axes)?,
+                    None => ops::transpose(&mut self.tape, x)?,
+                }
+            }
+            BuiltinCall::Concat { a, b, axis } => {
+                let axis = self.int_at(base, *axis)?;
+                let a = self.fetch(base, *a);
+                let b = self.fetch(base, *b);
+                ops::concat(&mut self.tape, a, b, axis)?
+            }
+            BuiltinCall::Stack { a, b } => {
+                let a = self.fetch(base, *a);
+                let b = self.fetch(base, *b);
+                ops::stack(&mut self.tape, a, b)?
+            }
+            BuiltinCall::ShapeOf { x, axis } => {
+                let axis = self.int_at(base, *axis)?;
+                let x = &self.stack[base + x.slot() as usize];
+                let rank = x.shape().len();
+                let resolved = tensor::normalize_axis(axis, rank)?;
+                Value::Int(x.shape()[resolved] as i64)
+            }
+            BuiltinCall::Rank(x) => {
+                Value::Int(self.stack[base + x.slot() as usize].shape().len() as i64)
+            }
+            BuiltinCall::All(x) | BuiltinCall::Any(x) => {
+                let all = matches!(call, BuiltinCall::All(_));
+                let x = &self.stack[base + x.slot() as usize];
+                Value::Bool(match x.primal() {
+                    Primal::Tensor(tensor) if all => tensor::all(tensor),
+                    Primal::Tensor(tensor) => tensor::any(tensor),
+                    _ => x.truth().unwrap_or(false),
+                })
+            }
+            BuiltinCall::Seed(n) => {
+                let n = self.int_at(base, *n)?;
+                // A negative seed is read as its two's complement, so every int is a seed.
+                self.rng = tensor::Rng::from_seed(n as u64);
+                Value::Int(0)
+            }
+            BuiltinCall::Inv(x) => {
+                let x = self.fetch(base, *x);
+                ops::inv(&mut self.tape, x)?
+            }
+            BuiltinCall::Det(x) => {
+                let x = self.fetch(base, *x);
+                ops::det(&mut self.tape, x)?
+            }
+            BuiltinCall::Solve(a, b) => {
+                let a = self.fetch(base, *a);
+                let b = self.fetch(base, *b);
+                ops::solve(&mut self.tape, a, b)?
+            }
+            BuiltinCall::Cholesky(x) => {
+                let x = self.fetch(base, *x);
+                ops::cholesky(&mut self.tape, x)?
+            }
+            BuiltinCall::Trace(x) => {
+                let x = self.fetch(base, *x);
+                ops::trace(&mut self.tape, x)?
+            }
+            BuiltinCall::Diag(x) => {
+                let x = self.fetch(base, *x);
+                ops::diag(&mut self.tape, x)?
+            }
+            BuiltinCall::Print(items) => {
+                let mut line = String::new();
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        line.push(' ');
+                    }
+                    match item {
+                        PrintItem::Text(text) => line.push_str(text),
+                        PrintItem::Value(operand) => {
+                            use std::fmt::Write;
+                            let value = &self.stack[base + operand.slot() as usize];
+                            let _ = write!(line, "{value}");
+                        }
+                    }
+                }
+                line.push('\n');
+                self.print(&line);
+                Value::Int(0)
+            }
+            BuiltinCall::Load { path, csv } => {
+                let tensor = match csv {
+                    true => tensor::load_csv(path)?,
+                    false => tensor::load_npy(path)?,
+                };
+                Value::tensor(tensor)
+            }
+            BuiltinCall::Save { x, path } => {
+                let x = &self.stack[base + x.slot() as usize];
+                let tensor = match x.primal() {
+                    Primal::Tensor(tensor) => tensor.clone(),
+                    _ => Tensor::scalar(x.as_f64().unwrap_or(0.0)),
+                };
+                tensor::save_npy(path, &tensor)?;
+                Value::Int(0)
+            }
+            BuiltinCall::Backward(y) => {
+                let y = self.fetch(base, *y);
+                self.tape.backward(&y)?;
+                Value::Int(0)
+            }
+            BuiltinCall::GradOf(x) => {
+                let x = &self.stack[base + x.slot() as usize];
+                self.tape.grad_of(x)?
+            }
+            BuiltinCall::Assert { cond, message } => {
+                let truth = self.stack[base + cond.slot() as usize].truth();
+                if truth != Some(true) {
+                    let message = match message {
+                        Some(message) => format!("assertion failed: {message}"),
+                        None => "assertion failed".to_owned(),
+                    };
+                    return Err(RuntimeError::assertion(message));
+                }
+                Value::Int(0)
+            }
+            BuiltinCall::AssertEq { a, b, text } => {
+                let a = &self.stack[base + a.slot() as usize];
+                let b = &self.stack[base + b.slot() as usize];
+                if !values_equal(a, b) {
+                    return Err(RuntimeError::assertion(format!(
+                        "{text} failed: the left side is {a}, the right side is {b}"
+                    )));
+                }
+                Value::Int(0)
+            }
+            BuiltinCall::AssertClose { a, b, rtol, atol, text } => {
+                let rtol = match rtol {
+                    Some(r) => self.stack[base + r.slot() as usize].as_f64().unwrap_or(0.0),
+                    None => 1e-6,
+                };
+                let atol = match atol {
+                    Some(r) => self.stack[base + r.slot() as usize].as_f64().unwrap_or(0.0),
+                    None => 1e-9,
+                };
+                let a = &self.stack[base + a.slot() as usize];
+                let b = &self.stack[base + b.slot() as usize];
+                if let Some(message) = close_failure(a, b, rtol, atol)? {
+                    return Err(RuntimeError::assertion(format!("{text} failed: {message}")));
+                }
+                Value::Int(0)
+            }
+            BuiltinCall::Gradcheck { unit, name, args } => {
+                let values: Vec<Value> = args.iter().map(|&a| self.fetch(base, a)).collect();
+                let report = self.gradcheck(*unit, values)?;
+                if !report.passed {
+                    let detail = match &report.worst {
+                        Some(worst) => {
+                            let at = match worst.index.is_empty() {
+                                true => String::new(),
+                                false => format!(
+                                    " at element {}",
+                                    worst
+                                        .index
+                                        .iter()
+                                        .map(|i| format!("[{i}]"))
+                                        .collect::<String>()
+                                ),
+                            };
+                            format!(
+                                "{at}: the gradient is {} but central differences give {} (tolerance {})",
+                                tensor::format_float(worst.analytic),
+                                tensor::format_float(worst.numeric),
+                                tensor::format_float(worst.tolerance)
+                            )
+                        }
+                        None => String::new(),
+                    };
+                    return Err(RuntimeError::assertion(format!(
+                        "gradcheck of `{name}` failed{detail}"
+                    )));
+                }
+                Value::Int(0)
+            }
+            BuiltinCall::Einsum { contraction, operands } => {
+                let values: Vec<Value> = operands.iter().map(|&o| self.fetch(base, o)).collect();
+                ops::einsum(&mut self.tape, contraction, values)?
+            }
+            BuiltinCall::StackRows(rows) => {
+                let values: Vec<Value> = rows.iter().map(|&o| self.fetch(base, o)).collect();
+                ops::stack_many(&mut self.tape, values)?
+            }
+            BuiltinCall::FromElements { shape, items } => {
+                let values: Vec<Value> = items.iter().map(|&o| self.fetch(base, o)).collect();
+                ops::from_elements(&mut self.tape, shape, values)?
+            }
+            BuiltinCall::Sizeof(x) => Value::Int(self.stack[base + x.slot() as usize].len() as i64),
+            BuiltinCall::SizeofDims(dims) => {
+                let shape = self.dims(base, dims)?;
+                let size = shape
+                    .iter()
+                    .try_fold(1i64, |acc, &extent| acc.checked_mul(i64::try_from(extent).ok()?))
+                    .ok_or_else(|| RuntimeError::new("sizeof: the size does not fit in an int"))?;
+                Value::Int(size)
+            }
+            BuiltinCall::ToTensor { x, shape } => {
+                let x = self.fetch(base, *x);
+                let x = match x {
+                    Value::Int(_) | Value::Char(_) | Value::Bool(_) => {
+                        Value::Float(x.as_f64().unwrap_or(0.0))
+                    }
+                    other => other,
+                };
+                let scalar = ops::to_tensor(&mut self.tape, x)?;
+                match shape {
+                    TargetShape::Scalar => scalar,
+                    TargetShape::Dims(dims) => {
+                        let dims = self.dims(base, dims)?;
+                        tensor::check_allocation(&dims)?;
+                        ops::broadcast_to(&mut self.tape, scalar, &dims)?
+                    }
+                }
+            }
+            BuiltinCall::IndexStatement { target, name, op, contraction, operands, labels } => {
+                let values: Vec<Value> = operands.iter().map(|&o| self.fetch(base, o)).collect();
+                let result = ops::einsum(&mut self.tape, contraction, values)?;
+                let current = self.fetch(base, Operand::take(*target));
+                if current.shape() != result.shape() {
+                    let message = index_mismatch(name, labels, current.shape(), result.shape());
+                    self.stack[base + *target as usize] = current;
+                    return Err(RuntimeError::new(message));
+                }
+                let updated = match op {
+                    IndexAssign::Assign | IndexAssign::Mul => result,
+                    IndexAssign::Add => ops::add(&mut self.tape, current, result)?,
+                };
+                self.stack[base + *target as usize] = updated;
+                Value::Int(0)
+            }
+        })
+    }
+
+    /// A non-negative `int` argument used as an extent.
+    fn extent(&self, base: usize, operand: Operand) -> Result<usize, RuntimeError> {
+        let n = self.int_at(base, operand)?;
+        usize::try_from(n).map_err(|_| RuntimeError::new(format!("dimension {n} is negative")))
+    }
+
+    fn ints_arg(&self, base: usize, dims: &DimsArg) -> Result<Vec<i64>, RuntimeError> {
+        match dims {
+            DimsArg::Ints(ints) => ints.iter().map(|&o| self.int_at(base, o)).collect(),
+            DimsArg::Tensor(operand) => {
+                let value = &self.stack[base + operand.slot() as usize];
+                let numbers: Vec<f64> = match value.primal() {
+                    Primal::Tensor(tensor) => tensor.to_vec(),
+                    _ => value.as_f64().into_iter().collect(),
+                };
+                numbers
+                    .into_iter()
+                    .map(|x| {
+                        if x.fract() == 0.0 && x.abs() < 9.0e15 {
+                            Ok(x as i64)
+                        } else {
+                            Err(RuntimeError::new(format!(
+                                "axis {} is not an integer",
+                                tensor::format_float(x)
+                            )))
+                        }
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    fn dims_arg(&self, base: usize, dims: &DimsArg) -> Result<Vec<usize>, RuntimeError> {
+        match dims {
+            DimsArg::Ints(ints) => {
+                let values: Vec<i64> =
+                    ints.iter().map(|&o| self.int_at(base, o)).collect::<Result<_, _>>()?;
+                Ok(tensor::dims_from_i64(&values)?)
+            }
+            DimsArg::Tensor(operand) => {
+                let value = &self.stack[base + operand.slot() as usize];
+                let numbers: Vec<f64> = match value.primal() {
+                    Primal::Tensor(tensor) => tensor.to_vec(),
+                    _ => value.as_f64().into_iter().collect(),
+                };
+                Ok(tensor::dims_from_f64(&numbers)?)
+            }
+        }
+    }
+}
+
+/// Exact equality of two values: numbers by value, tensors by shape and every element.
+fn values_equal(a: &Value, b: &Value) -> bool {
+    match (a.primal(), b.primal()) {
+        (Primal::Tensor(x), Primal::Tensor(y)) => {
+            x.shape() == y.shape() && x.to_vec() == y.to_vec()
+        }
+        (Primal::Tensor(x), _) => b.as_f64().is_some_and(|y| x.to_vec().iter().all(|&v| v == y)),
+        (_, Primal::Tensor(y)) => a.as_f64().is_some_and(|x| y.to_vec().iter().all(|&v| v == x)),
+        _ => a.as_f64() == b.as_f64(),
+    }
+}
+
+/// Why `a` and `b` are not close (`|a - b| <= atol + rtol * |b|` element-wise, with
+/// broadcasting), or `None` when they are.
+fn close_failure(
+    a: &Value,
+    b: &Value,
+    rtol: f64,
+    atol: f64,
+) -> Result<Option<String>, RuntimeError> {
+    let as_tensor = |v: &Value| match v.primal() {
+        Primal::Tensor(tensor) => Ok(tensor.clone()),
+        _ => Ok::<Tensor, RuntimeError>(Tensor::scalar(v.as_f64().unwrap_or(f64::NAN))),
+    };
+    let (x, y) = (as_tensor(a)?, as_tensor(b)?);
+    let shape = tensor::broadcast_shapes(x.shape(), y.shape())?;
+    let x = tensor::broadcast_to(&x, &shape)?;
+    let y = tensor::broadcast_to(&y, &shape)?;
+    for (position, (&p, &q)) in x.to_vec().iter().zip(y.to_vec().iter()).enumerate() {
+        let tolerance = atol + rtol * q.abs();
+        let close = (p - q).abs() <= tolerance || p == q;
+        if !close {
+            let at = match shape.is_empty() {
+                true => String::new(),
+                false => format!(" at element {position} (row-major) of {}", ShapeText(&shape)),
+            };
+            return Ok(Some(format!(
+                "{} and {} differ by {}{at}, more than the tolerance {}",
+                tensor::format_float(p),
+                tensor::format_float(q),
+                tensor::format_float((p - q).abs()),
+                tensor::format_float(tolerance)
+            )));
+        }
+    }
+    Ok(None)
+}
+
+/// The message for an index statement whose right side has other extents than its target.
+fn index_mismatch(name: &str, labels: &[Box<str>], target: &[usize], result: &[usize]) -> String {
+    for (axis, (label, (&have, &got))) in labels.iter().zip(target.iter().zip(result)).enumerate() {
+        if have != got {
+            return format!(
+                "shape mismatch in an index statement: label `{label}` is {have} in {name} (axis {axis}) but {got} on the right side"
+            );
+        }
+    }
+    format!(
+        "shape mismatch in an index statement: {name} is {} but the right side gives {}",
+        ShapeText(target),
+        ShapeText(result)
+    )
+}

@@ -1,0 +1,1072 @@
+//! The interpreter: runs the register code of [`crate::code`] on one growable value stack.
+//!
+//! Each call pushes a [`Frame`] (its unit, the resume point, the base of its slots and where the
+//! result goes) on an explicit call stack, so Nabla recursion never recurses on the native stack
+//! and the recursion limit is an ordinary run-time error whatever depth a program asks for. The
+//! derivative constructs (`grad(f)(x)`, `jvp`, `vjp`, `hessian`, `jacobian`, `gradcheck`) call back
+//! into the interpreter through the drivers of [`crate::autodiff`], which recurses natively once
+//! per nesting level of transforms; that depth has its own limit.
+//!
+//! Errors are built without a span by the operations and located here: the failing instruction's
+//! span, and the stack of Nabla calls that led to it.
+
+mod builtins;
+mod checks;
+
+use std::io::Write;
+
+use hir::{HirSpan, TransformOp};
+
+use crate::autodiff::{self, AdContext, Tape};
+use crate::code::{Callable, CastKind, Instr, IntOp, NO_SLOT, Operand, Program, Unit};
+use crate::error::{RuntimeError, StackFrame};
+use crate::ops;
+use crate::tensor::Rng;
+use crate::value::{Primal, Value};
+
+/// The limits of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The deepest nesting of Nabla function calls.
+    pub max_call_depth: usize,
+    /// The deepest nesting of derivative constructs (each level recurses natively).
+    pub max_transform_depth: usize,
+}
+
+impl Limits {
+    pub const DEFAULT_CALL_DEPTH: usize = 10_000;
+    pub const DEFAULT_TRANSFORM_DEPTH: usize = 256;
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_call_depth: Limits::DEFAULT_CALL_DEPTH,
+            max_transform_depth: Limits::DEFAULT_TRANSFORM_DEPTH,
+        }
+    }
+}
+
+/// How much native stack a level of derivatives may use before a new segment is allocated, and
+/// how big a segment is.
+const NATIVE_RED_ZONE: usize = 512 * 1024;
+const NATIVE_SEGMENT: usize = 16 * 1024 * 1024;
+
+/// The value stack's initial length, in slots.
+const INITIAL_STACK: usize = 4096;
+
+/// The seed of the random generator when a program has not called `seed`.
+pub const DEFAULT_SEED: u64 = 0;
+
+/// One active call.
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    unit: u32,
+    base: u32,
+    /// The caller's slot for the result.
+    dst: u32,
+    /// Where the caller resumes when this call returns.
+    ret: u32,
+}
+
+/// A running program.
+pub struct Machine<'p, 'o> {
+    program: &'p Program,
+    /// Every frame's slots, innermost last; everything from `top` on holds `0`.
+    stack: Vec<Value>,
+    /// The end of the innermost frame's slots.
+    top: usize,
+    frames: Vec<Frame>,
+    globals: Vec<Value>,
+    tape: Tape,
+    rng: Rng,
+    out: &'o mut dyn Write,
+    limits: Limits,
+    transform_depth: usize,
+    /// Where the innermost frame resumes after the instruction that is running a nested frame
+    /// (a derivative, `gradcheck`); becomes the nested frame's return address.
+    resume: u32,
+}
+
+impl AdContext for Machine<'_, '_> {
+    fn tape(&mut self) -> &mut Tape {
+        &mut self.tape
+    }
+}
+
+/// Locates an error at instruction `$pc` of the current frame and returns it.
+macro_rules! fail {
+    ($machine:expr, $error:expr, $pc:expr) => {
+        return Err($machine.locate($error, $pc))
+    };
+}
+
+/// Unwraps a result, or locates its error at instruction `$pc` and returns it.
+macro_rules! attempt {
+    ($machine:expr, $result:expr, $pc:expr) => {
+        match $result {
+            Ok(value) => value,
+            Err(error) => fail!($machine, RuntimeError::from(error), $pc),
+        }
+    };
+}
+
+/// The integer an `int`, `char` or `bool` holds.
+#[inline(always)]
+fn int_of(value: &Value) -> Option<i64> {
+    match *value {
+        Value::Int(x) => Some(x),
+        _ => small_int_of(value),
+    }
+}
+
+/// The integer a `char` or `bool` holds: the rare case of [`int_of`].
+#[cold]
+#[inline(never)]
+fn small_int_of(value: &Value) -> Option<i64> {
+    match *value {
+        Value::Char(x) => Some(i64::from(x)),
+        Value::Bool(x) => Some(i64::from(x)),
+        _ => None,
+    }
+}
+
+/// A slot of the frame at `regs`.
+///
+/// SAFETY: `regs` must point at a live frame of at least `slot + 1` values, and no other
+/// reference to that slot may be in use.
+#[inline(always)]
+unsafe fn reg<'a>(regs: *mut Value, slot: u32) -> &'a mut Value {
+    unsafe { &mut *regs.add(slot as usize) }
+}
+
+/// The value of an operand: the slot's value taken, or a copy.
+///
+/// SAFETY: as for [`reg`].
+#[inline(always)]
+unsafe fn fetch(regs: *mut Value, operand: Operand) -> Value {
+    let slot = unsafe { reg(regs, operand.slot()) };
+    if operand.is_take() { std::mem::replace(slot, Value::Int(0)) } else { slot.clone() }
+}
+
+/// Moves (when `take`) or copies the value of `from` into `to`; numbers are written in place, and
+/// a taken value is swapped rather than copied through a temporary.
+#[inline(always)]
+fn transfer(to: &mut Value, from: &mut Value, take: bool) {
+    match *from {
+        Value::Int(x) => set_int(to, x),
+        Value::Float(x) => set_float(to, x),
+        _ if take => std::mem::swap(to, from),
+        _ => *to = from.clone(),
+    }
+}
+
+/// Releases the tensors a returning frame holds. Numbers left above the top are harmless,
+/// because every slot is written before it is read.
+///
+/// SAFETY: as for [`reg`], for slots `0..n_slots`.
+#[inline(always)]
+unsafe fn release(regs: *mut Value, n_slots: u32) {
+    for i in 0..n_slots {
+        let slot = unsafe { reg(regs, i) };
+        if matches!(slot, Value::Tensor(_) | Value::Tracked(_)) {
+            *slot = Value::Int(0);
+        }
+    }
+}
+
+/// Stores an `int`, overwriting the number in place when the slot already holds one: the common
+/// case in loops, and much cheaper than building and moving a whole value.
+#[inline(always)]
+fn set_int(slot: &mut Value, value: i64) {
+    match slot {
+        Value::Int(x) => *x = value,
+        other => *other = Value::Int(value),
+    }
+}
+
+/// Stores a `float` like [`set_int`].
+#[inline(always)]
+fn set_float(slot: &mut Value, value: f64) {
+    match slot {
+        Value::Float(x) => *x = value,
+        other => *other = Value::Float(value),
+    }
+}
+
+/// Stores a `bool` like [`set_int`].
+#[inline(always)]
+fn set_bool(slot: &mut Value, value: bool) {
+    match slot {
+        Value::Bool(x) => *x = value,
+        other => *other = Value::Bool(value),
+    }
+}
+
+/// The number a plain `float` or `int` holds.
+#[inline(always)]
+fn plain_number(value: &Value) -> Option<f64> {
+    match *value {
+        Value::Float(x) => Some(x),
+        Value::Int(x) => Some(x as f64),
+        _ => None,
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn not_an_integer(value: &Value) -> RuntimeError {
+    RuntimeError::internal(format!("an integer operation found {}", value.type_name()))
+}
+
+/// C's integer arithmetic on 64 bits; `None` on overflow, division by zero or a bad shift.
+#[inline(always)]
+fn checked_int(op: IntOp, a: i64, b: i64) -> Option<i64> {
+    match op {
+        IntOp::Add => a.checked_add(b),
+        IntOp::Sub => a.checked_sub(b),
+        IntOp::Mul => a.checked_mul(b),
+        IntOp::Div => a.checked_div(b),
+        IntOp::Rem => a.checked_rem(b),
+        IntOp::Shl => {
+            let amount = u32::try_from(b).ok().filter(|&s| s < 64)?;
+            let shifted = a << amount;
+            (shifted >> amount == a).then_some(shifted)
+        }
+        IntOp::Shr => u32::try_from(b).ok().filter(|&s| s < 64).map(|s| a >> s),
+        IntOp::And => Some(a & b),
+        IntOp::Xor => Some(a ^ b),
+        IntOp::Or => Some(a | b),
+    }
+}
+
+/// Why [`checked_int`] gave no result.
+#[cold]
+#[inline(never)]
+fn int_error(op: IntOp, a: i64, b: i64) -> RuntimeError {
+    match int_arith(op, a, b) {
+        Err(error) => error,
+        Ok(_) => RuntimeError::internal("integer arithmetic failed without a reason"),
+    }
+}
+
+/// C's integer arithmetic on 64 bits, with overflow, division by zero and bad shifts as errors.
+pub(crate) fn int_arith(op: IntOp, a: i64, b: i64) -> Result<i64, RuntimeError> {
+    let overflow = |symbol: &str| {
+        RuntimeError::new(format!("integer overflow: {a} {symbol} {b} does not fit in an int"))
+    };
+    match op {
+        IntOp::Add => a.checked_add(b).ok_or_else(|| overflow("+")),
+        IntOp::Sub => a.checked_sub(b).ok_or_else(|| overflow("-")),
+        IntOp::Mul => a.checked_mul(b).ok_or_else(|| overflow("*")),
+        IntOp::Div => {
+            if b == 0 {
+                return Err(RuntimeError::new(format!("integer division by zero: {a} / 0")));
+            }
+            a.checked_div(b).ok_or_else(|| overflow("/"))
+        }
+        IntOp::Rem => {
+            if b == 0 {
+                return Err(RuntimeError::new(format!("integer division by zero: {a} % 0")));
+            }
+            a.checked_rem(b).ok_or_else(|| overflow("%"))
+        }
+        IntOp::Shl | IntOp::Shr => {
+            let Ok(amount) =
+                u32::try_from(b).map_err(drop).and_then(|s| if s < 64 { Ok(s) } else { Err(()) })
+            else {
+                let symbol = if op == IntOp::Shl { "<<" } else { ">>" };
+                return Err(RuntimeError::new(format!(
+                    "shift amount {b} is out of range in {a} {symbol} {b}: it must be 0 to 63"
+                )));
+            };
+            if op == IntOp::Shr {
+                return Ok(a >> amount);
+            }
+            let shifted = a << amount;
+            if shifted >> amount != a {
+                return Err(overflow("<<"));
+            }
+            Ok(shifted)
+        }
+        IntOp::And => Ok(a & b),
+        IntOp::Xor => Ok(a ^ b),
+        IntOp::Or => Ok(a | b),
+    }
+}
+
+impl<'p, 'o> Machine<'p, 'o> {
+    /// A machine for `program` that prints to `out`, or an error if the program's code breaks an
+    /// invariant the interpreter relies on (see [`Program::verify`]).
+    pub fn new(
+        program: &'p Program,
+        out: &'o mut dyn Write,
+        limits: Limits,
+    ) -> Result<Machine<'p, 'o>, RuntimeError> {
+        program.verify().map_err(RuntimeError::internal)?;
+        Ok(Machine {
+            program,
+            stack: vec![Value::Int(0); INITIAL_STACK],
+            top: 0,
+            frames: Vec::with_capacity(64),
+            globals: vec![Value::Int(0); program.globals as usize],
+            tape: Tape::new(),
+            rng: Rng::from_seed(DEFAULT_SEED),
+            out,
+            limits,
+            transform_depth: 0,
+            resume: 0,
+        })
+    }
+
+    /// The autodiff tape, for reports.
+    pub fn tape_ref(&self) -> &Tape {
+        &self.tape
+    }
+
+    /// Runs the program: the constants of the imported files, then the main file's top level.
+    pub fn run(&mut self) -> Result<(), RuntimeError> {
+        let program = self.program;
+        for &unit in &program.imports {
+            self.invoke(unit, Vec::new())?;
+        }
+        self.invoke(program.main, Vec::new())?;
+        Ok(())
+    }
+
+    /// Evaluates the constants of the imported files and of the main file's top level, for
+    /// [`Machine::run_test`]: the main file's top-level statements other than declarations do
+    /// not run.
+    pub fn run_constants(&mut self) -> Result<(), RuntimeError> {
+        let program = self.program;
+        for &unit in &program.imports {
+            self.invoke(unit, Vec::new())?;
+        }
+        self.invoke(program.main_constants, Vec::new())?;
+        Ok(())
+    }
+
+    /// Runs one test unit in isolation: a fresh tape and random seed 0.
+    pub fn run_test(&mut self, unit: u32) -> Result<(), RuntimeError> {
+        self.tape = Tape::new();
+        self.rng = Rng::from_seed(DEFAULT_SEED);
+        self.frames.clear();
+        self.stack.iter_mut().for_each(|slot| *slot = Value::Int(0));
+        self.top = 0;
+        self.transform_depth = 0;
+        self.invoke(unit, Vec::new())?;
+        Ok(())
+    }
+
+    /// Calls a unit with arguments and runs it to its return.
+    fn invoke(&mut self, unit: u32, args: Vec<Value>) -> Result<Value, RuntimeError> {
+        let depth = self.frames.len();
+        let saved_top = self.top;
+        let code = self.unit(unit)?;
+        self.check_depth()?;
+        if args.len() != code.n_params as usize {
+            return Err(RuntimeError::internal("a call with the wrong number of arguments"));
+        }
+        let new_top = saved_top + code.n_slots as usize;
+        self.grow(new_top)?;
+        for (slot, value) in self.stack[saved_top..].iter_mut().zip(args) {
+            *slot = value;
+        }
+        self.frames.push(Frame { unit, base: saved_top as u32, dst: NO_SLOT, ret: self.resume });
+        self.top = new_top;
+        let result = self.execute(depth + 1);
+        if result.is_err() {
+            // Unwind the frames the error left, releasing what they hold.
+            let end = self.top.max(new_top).min(self.stack.len());
+            self.stack[saved_top..end].iter_mut().for_each(|slot| *slot = Value::Int(0));
+            self.frames.truncate(depth);
+            self.top = saved_top;
+        }
+        result
+    }
+
+    fn unit(&self, unit: u32) -> Result<&'p Unit, RuntimeError> {
+        let program = self.program;
+        program
+            .units
+            .get(unit as usize)
+            .ok_or_else(|| RuntimeError::internal("a call of a unit that does not exist"))
+    }
+
+    #[inline(always)]
+    fn check_depth(&self) -> Result<(), RuntimeError> {
+        // The frame of the top level is not a call, so this allows `max_call_depth` calls.
+        if self.frames.len() > self.limits.max_call_depth {
+            return Err(self.depth_error());
+        }
+        Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn depth_error(&self) -> RuntimeError {
+        RuntimeError::new(format!(
+            "recursion is too deep: more than {} nested calls (raise the limit with --max-recursion)",
+            self.limits.max_call_depth
+        ))
+    }
+
+    /// Makes the value stack at least `len` long (new slots hold `0`), within the allocation
+    /// limit.
+    fn grow(&mut self, len: usize) -> Result<(), RuntimeError> {
+        if len <= self.stack.len() {
+            return Ok(());
+        }
+        let bytes = len.saturating_mul(size_of::<Value>());
+        if bytes > crate::tensor::allocation_limit() {
+            return Err(RuntimeError::new(format!(
+                "the call stack needs {bytes} bytes, over the allocation limit of {} bytes",
+                crate::tensor::allocation_limit()
+            )));
+        }
+        let doubled = self.stack.len().saturating_mul(2).max(len);
+        self.stack.resize(doubled, Value::Int(0));
+        Ok(())
+    }
+
+    /// Attaches the span of instruction `pc` of the current frame and the call stack to an error
+    /// that has no place yet.
+    fn locate(&self, mut error: RuntimeError, pc: usize) -> RuntimeError {
+        if error.span.is_some() {
+            return error;
+        }
+        let program = self.program;
+        let mut stack = Vec::with_capacity(self.frames.len());
+        let top = self.frames.len().saturating_sub(1);
+        for (depth, frame) in self.frames.iter().enumerate().rev() {
+            let Some(unit) = program.units.get(frame.unit as usize) else { continue };
+            let at = match self.frames.get(depth + 1) {
+                Some(callee) if depth != top => (callee.ret as usize).saturating_sub(1),
+                _ => pc,
+            };
+            let span = unit
+                .spans
+                .get(at)
+                .or(unit.spans.last())
+                .copied()
+                .unwrap_or(hir::RelSpan { chunk: 0, range: Default::default() });
+            stack.push(StackFrame {
+                function: unit.name.clone(),
+                span: HirSpan { def: unit.def, span },
+            });
+        }
+        if error.at_call && stack.len() > 1 {
+            stack.remove(0);
+        }
+        error.at_call = false;
+        error.span = stack.first().map(|frame| frame.span);
+        error.stack = stack;
+        error
+    }
+
+    #[inline(always)]
+    fn fetch(&mut self, base: usize, operand: Operand) -> Value {
+        let slot = &mut self.stack[base + operand.slot() as usize];
+        if operand.is_take() { std::mem::replace(slot, Value::Int(0)) } else { slot.clone() }
+    }
+
+    #[inline(always)]
+    fn set(&mut self, base: usize, slot: u32, value: Value) {
+        self.stack[base + slot as usize] = value;
+    }
+
+    /// Remembers where the current frame resumes, so that a stack trace taken during a nested
+    /// run (a derivative, `gradcheck`) names this instruction.
+    fn mark_resume(&mut self, pc: usize) {
+        self.resume = (pc + 1) as u32;
+    }
+
+    /// Runs until the frame at depth `stop - 1` returns, and returns its value.
+    ///
+    /// The instructions of loops and calls run here on a raw pointer to the current frame's
+    /// slots; everything else goes through [`Machine::step`] with ordinary indexing.
+    ///
+    /// SAFETY of the raw accesses: `Program::verify` (run by `Machine::new`) proved that every
+    /// slot an instruction names is below its unit's `n_slots`, that jumps stay inside the code,
+    /// that calls pass as many arguments as the callee has parameters, and that every unit ends
+    /// with a `Return`. The frame occupies `stack[base..base + n_slots]`, which `grow` keeps in
+    /// bounds, and `regs` is re-derived from the stack after everything that may reallocate it
+    /// (`grow`, and any call into `step`, which may run nested frames).
+    fn execute(&mut self, stop: usize) -> Result<Value, RuntimeError> {
+        let program = self.program;
+        let Some(&frame) = self.frames.last() else {
+            return Err(RuntimeError::internal("nothing to execute"));
+        };
+        let mut unit = self.unit(frame.unit)?;
+        let mut base = frame.base as usize;
+        let mut pc = 0;
+        if base + unit.n_slots as usize > self.stack.len() || unit.code.is_empty() {
+            return Err(RuntimeError::internal("a frame outside the stack"));
+        }
+        // SAFETY: `base + n_slots <= stack.len()`, checked above.
+        let mut regs: *mut Value = unsafe { self.stack.as_mut_ptr().add(base) };
+        // Pushes a frame for unit `$callee` whose result goes to `$dst`, lets `$args` write the
+        // arguments into the new frame's slots, and switches to it.
+        macro_rules! enter {
+            ($callee:expr, $dst:expr, $args:expr) => {{
+                let callee = $callee;
+                // SAFETY: verified to name an existing unit.
+                let code = unsafe { program.units.get_unchecked(callee as usize) };
+                if self.frames.len() > self.limits.max_call_depth {
+                    fail!(self, self.depth_error(), pc);
+                }
+                let new_base = self.top;
+                let new_top = new_base + code.n_slots as usize;
+                if new_top > self.stack.len()
+                    && let Err(error) = self.grow(new_top)
+                {
+                    fail!(self, error, pc);
+                }
+                // SAFETY: `new_top <= stack.len()` after `grow`; the caller's frame is re-derived
+                // because `grow` may have moved the stack.
+                let new_regs = unsafe { self.stack.as_mut_ptr().add(new_base) };
+                let write_args = $args;
+                write_args(new_regs, self.frame_regs(base));
+                let ret = (pc + 1) as u32;
+                self.frames.push(Frame { unit: callee, base: new_base as u32, dst: $dst, ret });
+                self.top = new_top;
+                unit = code;
+                base = new_base;
+                regs = new_regs;
+                pc = 0;
+            }};
+        }
+        'exec: loop {
+            // SAFETY: `pc` is a jump target or follows an instruction that is not the last
+            // (the last is a `Return`), so it is inside the code.
+            let instr = unsafe { unit.code.get_unchecked(pc) };
+            // Every arm continues the loop, except returns, which leave this block with the
+            // operand to return.
+            let src: Option<Operand> = 'run: {
+                // SAFETY (for every `reg` below): slots are below `n_slots`, see above.
+                match instr {
+                    Instr::IntArithImm { op, dst, a, imm } => {
+                        let Some(x) = int_of(unsafe { reg(regs, *a) }) else {
+                            fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
+                        };
+                        let Some(value) = checked_int(*op, x, i64::from(*imm)) else {
+                            fail!(self, int_error(*op, x, i64::from(*imm)), pc)
+                        };
+                        set_int(unsafe { reg(regs, *dst) }, value);
+                    }
+                    Instr::IntArith { op, dst, a, b } => {
+                        let x = int_of(unsafe { reg(regs, *a) });
+                        let y = int_of(unsafe { reg(regs, *b) });
+                        let (Some(x), Some(y)) = (x, y) else {
+                            fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
+                        };
+                        let Some(value) = checked_int(*op, x, y) else {
+                            fail!(self, int_error(*op, x, y), pc)
+                        };
+                        set_int(unsafe { reg(regs, *dst) }, value);
+                    }
+                    Instr::JumpIntCmpImm { op, a, imm, target } => {
+                        let Some(x) = int_of(unsafe { reg(regs, *a) }) else {
+                            fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
+                        };
+                        if op.ints(x, i64::from(*imm)) {
+                            pc = *target as usize;
+                            continue 'exec;
+                        }
+                    }
+                    Instr::LoopIntImm { slot, delta, op, imm, target } => {
+                        let counter = unsafe { reg(regs, *slot) };
+                        let Some(x) = int_of(counter) else {
+                            fail!(self, not_an_integer(counter), pc)
+                        };
+                        let Some(next) = x.checked_add(i64::from(*delta)) else {
+                            fail!(self, int_error(IntOp::Add, x, i64::from(*delta)), pc)
+                        };
+                        set_int(counter, next);
+                        if op.ints(next, i64::from(*imm)) {
+                            pc = *target as usize;
+                            continue 'exec;
+                        }
+                    }
+                    Instr::LoopInt { slot, delta, op, rhs, target } => {
+                        let bound = int_of(unsafe { reg(regs, *rhs) });
+                        let counter = unsafe { reg(regs, *slot) };
+                        let (Some(x), Some(bound)) = (int_of(counter), bound) else {
+                            fail!(self, not_an_integer(counter), pc)
+                        };
+                        let Some(next) = x.checked_add(i64::from(*delta)) else {
+                            fail!(self, int_error(IntOp::Add, x, i64::from(*delta)), pc)
+                        };
+                        set_int(counter, next);
+                        if op.ints(next, bound) {
+                            pc = *target as usize;
+                            continue 'exec;
+                        }
+                    }
+                    Instr::JumpIntCmp { op, a, b, target } => {
+                        let x = int_of(unsafe { reg(regs, *a) });
+                        let y = int_of(unsafe { reg(regs, *b) });
+                        let (Some(x), Some(y)) = (x, y) else {
+                            fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
+                        };
+                        if op.ints(x, y) {
+                            pc = *target as usize;
+                            continue 'exec;
+                        }
+                    }
+                    Instr::Jump { target } => {
+                        pc = *target as usize;
+                        continue 'exec;
+                    }
+                    Instr::Copy { dst, src } => {
+                        if *dst != src.slot() {
+                            let (to, from) = unsafe { (reg(regs, *dst), reg(regs, src.slot())) };
+                            transfer(to, from, src.is_take());
+                        }
+                    }
+                    Instr::LoadInt { dst, value } => set_int(unsafe { reg(regs, *dst) }, *value),
+                    Instr::LoadFloat { dst, value } => {
+                        set_float(unsafe { reg(regs, *dst) }, *value)
+                    }
+                    Instr::FloatArith { op, dst, a, b } => {
+                        let x = plain_number(unsafe { reg(regs, a.slot()) });
+                        let y = plain_number(unsafe { reg(regs, b.slot()) });
+                        match (x, y) {
+                            (Some(x), Some(y)) => {
+                                set_float(unsafe { reg(regs, *dst) }, op.apply(x, y))
+                            }
+                            _ => {
+                                // Tracked floats: the operation records itself on the tape,
+                                // which never touches the value stack, so `regs` stays valid.
+                                let (x, y) = unsafe { (fetch(regs, *a), fetch(regs, *b)) };
+                                let value =
+                                    attempt!(self, ops::binary(&mut self.tape, *op, x, y), pc);
+                                unsafe { *reg(regs, *dst) = value };
+                            }
+                        }
+                    }
+                    Instr::IntCmp { op, dst, a, b } => {
+                        let x = int_of(unsafe { reg(regs, *a) });
+                        let y = int_of(unsafe { reg(regs, *b) });
+                        let (Some(x), Some(y)) = (x, y) else {
+                            fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
+                        };
+                        set_bool(unsafe { reg(regs, *dst) }, op.ints(x, y));
+                    }
+                    Instr::FloatCmp { op, dst, a, b } => {
+                        let x = unsafe { reg(regs, *a) }.as_f64();
+                        let y = unsafe { reg(regs, *b) }.as_f64();
+                        let (Some(x), Some(y)) = (x, y) else {
+                            fail!(self, RuntimeError::internal("a comparison of non-numbers"), pc)
+                        };
+                        set_bool(unsafe { reg(regs, *dst) }, op.floats(x, y));
+                    }
+                    Instr::JumpFloatCmp { op, negate, a, b, target } => {
+                        let x = unsafe { reg(regs, *a) }.as_f64();
+                        let y = unsafe { reg(regs, *b) }.as_f64();
+                        let (Some(x), Some(y)) = (x, y) else {
+                            fail!(self, RuntimeError::internal("a comparison of non-numbers"), pc)
+                        };
+                        if op.floats(x, y) != *negate {
+                            pc = *target as usize;
+                            continue 'exec;
+                        }
+                    }
+                    Instr::JumpIf { cond, when, target } => {
+                        let Some(truth) = unsafe { reg(regs, *cond) }.truth() else {
+                            fail!(
+                                self,
+                                RuntimeError::internal("a condition that is not a scalar"),
+                                pc
+                            )
+                        };
+                        if truth == *when {
+                            pc = *target as usize;
+                            continue 'exec;
+                        }
+                    }
+                    Instr::Unary { op, dst, a } => {
+                        if let Value::Float(x) = *unsafe { reg(regs, a.slot()) } {
+                            set_float(unsafe { reg(regs, *dst) }, op.apply(x));
+                        } else {
+                            // As for `FloatArith`, the tape never touches the value stack.
+                            let x = unsafe { fetch(regs, *a) };
+                            let value = attempt!(self, ops::unary(&mut self.tape, *op, x), pc);
+                            unsafe { *reg(regs, *dst) = value };
+                        }
+                    }
+                    Instr::RefreshVar { slot } => {
+                        let value = unsafe { reg(regs, *slot) };
+                        attempt!(self, self.tape.refresh_var(value), pc);
+                    }
+                    Instr::NegInt { dst, a } => {
+                        let Some(x) = int_of(unsafe { reg(regs, *a) }) else {
+                            fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
+                        };
+                        let Some(value) = x.checked_neg() else {
+                            fail!(
+                                self,
+                                RuntimeError::new(format!(
+                                    "integer overflow: -({x}) does not fit in an int"
+                                )),
+                                pc
+                            )
+                        };
+                        set_int(unsafe { reg(regs, *dst) }, value);
+                    }
+                    Instr::Not { dst, a } => {
+                        let Some(truth) = unsafe { reg(regs, *a) }.truth() else {
+                            fail!(self, RuntimeError::internal("`!` of a tensor"), pc)
+                        };
+                        set_bool(unsafe { reg(regs, *dst) }, !truth);
+                    }
+                    Instr::Call { unit: callee, dst, args } => {
+                        // SAFETY: the range was verified to lie inside the pool.
+                        let operands = unsafe {
+                            unit.args.get_unchecked(
+                                args.start as usize..(args.start + args.len) as usize,
+                            )
+                        };
+                        enter!(*callee, *dst, |new_regs: *mut Value, regs: *mut Value| {
+                            for (i, &arg) in operands.iter().enumerate() {
+                                // SAFETY: the caller's slots are verified; the callee has at least as
+                                // many slots as arguments (verified), and its frame starts after the
+                                // caller's, so the two never overlap.
+                                let (to, from) =
+                                    unsafe { (reg(new_regs, i as u32), reg(regs, arg.slot())) };
+                                transfer(to, from, arg.is_take());
+                            }
+                        });
+                        continue 'exec;
+                    }
+                    Instr::CallIntImm { unit: callee, dst, a, op, imm } => {
+                        let Some(x) = int_of(unsafe { reg(regs, *a) }) else {
+                            fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
+                        };
+                        let Some(value) = checked_int(*op, x, i64::from(*imm)) else {
+                            fail!(self, int_error(*op, x, i64::from(*imm)), pc)
+                        };
+                        // SAFETY: the callee has a parameter (verified).
+                        enter!(*callee, *dst, |new_regs: *mut Value, _: *mut Value| {
+                            set_int(unsafe { reg(new_regs, 0) }, value)
+                        });
+                        continue 'exec;
+                    }
+                    Instr::Return { src } => break 'run *src,
+                    Instr::ReturnIntArith { op, a, b } => {
+                        let x = int_of(unsafe { reg(regs, *a) });
+                        let y = int_of(unsafe { reg(regs, *b) });
+                        let (Some(x), Some(y)) = (x, y) else {
+                            fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
+                        };
+                        let Some(value) = checked_int(*op, x, y) else {
+                            fail!(self, int_error(*op, x, y), pc)
+                        };
+                        // The result goes through slot `a`, which the frame no longer needs.
+                        set_int(unsafe { reg(regs, *a) }, value);
+                        break 'run Some(Operand::copy(*a));
+                    }
+                    Instr::ReturnIfIntCmpImm { op, a, imm, src } => {
+                        let Some(x) = int_of(unsafe { reg(regs, *a) }) else {
+                            fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
+                        };
+                        if op.ints(x, i64::from(*imm)) {
+                            break 'run Some(*src);
+                        }
+                    }
+                    _ => {
+                        if let Err(error) = self.step(unit, base, pc, instr) {
+                            fail!(self, error, pc);
+                        }
+                        regs = self.frame_regs(base);
+                    }
+                }
+                pc += 1;
+                continue 'exec;
+            };
+            let Some(finished) = self.frames.pop() else {
+                return Err(RuntimeError::internal("a return without a frame"));
+            };
+            self.top = finished.base as usize;
+            if self.frames.len() < stop {
+                let value = match src {
+                    Some(operand) => unsafe { fetch(regs, operand) },
+                    None => Value::Int(0),
+                };
+                if unit.holds_heap {
+                    unsafe { release(regs, unit.n_slots) };
+                }
+                return Ok(value);
+            }
+            let Some(&caller) = self.frames.last() else {
+                return Err(RuntimeError::internal("a return without a caller"));
+            };
+            let caller_regs = self.frame_regs(caller.base as usize);
+            if finished.dst != NO_SLOT {
+                // SAFETY: the caller's `dst` was verified; its frame lies below this one.
+                let to = unsafe { reg(caller_regs, finished.dst) };
+                match src {
+                    Some(operand) => {
+                        let from = unsafe { reg(regs, operand.slot()) };
+                        transfer(to, from, operand.is_take());
+                    }
+                    None => set_int(to, 0),
+                }
+            }
+            if unit.holds_heap {
+                unsafe { release(regs, unit.n_slots) };
+            }
+            // SAFETY: frames only ever name verified units.
+            unit = unsafe { program.units.get_unchecked(caller.unit as usize) };
+            base = caller.base as usize;
+            pc = finished.ret as usize;
+            regs = caller_regs;
+        }
+    }
+
+    /// A pointer to the slots of the frame at `base`.
+    #[inline(always)]
+    fn frame_regs(&mut self, base: usize) -> *mut Value {
+        // SAFETY: frames lie inside the stack (`grow` runs before a frame is pushed).
+        unsafe { self.stack.as_mut_ptr().add(base) }
+    }
+
+    /// `a op b` on values other than plain numbers.
+    #[inline(never)]
+    fn binary_slow(
+        &mut self,
+        base: usize,
+        op: crate::tensor::BinaryOp,
+        dst: u32,
+        a: Operand,
+        b: Operand,
+    ) -> Result<(), RuntimeError> {
+        let x = self.fetch(base, a);
+        let y = self.fetch(base, b);
+        let value = ops::binary(&mut self.tape, op, x, y)?;
+        self.set(base, dst, value);
+        Ok(())
+    }
+
+    /// Every instruction outside loops and calls, with ordinary checked indexing. Errors come
+    /// back without a place; the caller locates them.
+    #[inline(never)]
+    fn step(
+        &mut self,
+        unit: &'p Unit,
+        base: usize,
+        pc: usize,
+        instr: &Instr,
+    ) -> Result<(), RuntimeError> {
+        match instr {
+            Instr::LoadConst { dst, index } => {
+                let value = unit
+                    .constants
+                    .get(*index as usize)
+                    .cloned()
+                    .ok_or_else(|| RuntimeError::internal("a missing constant"))?;
+                self.set(base, *dst, value);
+            }
+            Instr::LoadGlobal { dst, global } => {
+                let value = self.globals.get(*global as usize).cloned().unwrap_or(Value::Int(0));
+                self.set(base, *dst, value);
+            }
+            Instr::StoreGlobal { global, src } => {
+                let value = self.fetch(base, *src);
+                if let Some(slot) = self.globals.get_mut(*global as usize) {
+                    *slot = value;
+                }
+            }
+            Instr::Leaf { slot } => {
+                let value = self.fetch(base, Operand::take(*slot));
+                let leaf = self.tape.leaf(value)?;
+                self.set(base, *slot, leaf);
+            }
+            Instr::Binary { op, dst, a, b } => self.binary_slow(base, *op, *dst, *a, *b)?,
+            Instr::Cast { kind, dst, a } => {
+                let x = self.fetch(base, *a);
+                let value = self.cast(*kind, x)?;
+                self.set(base, *dst, value);
+            }
+            Instr::Matmul { dst, a, b } => {
+                let x = self.fetch(base, *a);
+                let y = self.fetch(base, *b);
+                let value = ops::matmul(&mut self.tape, x, y)?;
+                self.set(base, *dst, value);
+            }
+            Instr::CallTransform { callable, dst, args } => {
+                let values: Vec<Value> =
+                    args.of(&unit.args).iter().map(|&arg| self.fetch(base, arg)).collect();
+                self.mark_resume(pc);
+                let value = self.call_callable(*callable, values)?;
+                if *dst != NO_SLOT {
+                    self.set(base, *dst, value);
+                }
+            }
+            Instr::GetIndex { dst, base: tensor, index } => {
+                let index = unit.indices.get(*index as usize).map_or(&[][..], |list| &list[..]);
+                let x = self.fetch(base, *tensor);
+                let entries = self.index(base, x.shape(), index)?;
+                let value = ops::get(&mut self.tape, x, &entries)?;
+                self.set(base, *dst, value);
+            }
+            Instr::SetIndex { target, index, value, op } => {
+                let index = unit.indices.get(*index as usize).map_or(&[][..], |list| &list[..]);
+                let v = self.fetch(base, *value);
+                let x = self.fetch(base, Operand::take(*target));
+                let entries = match self.index(base, x.shape(), index) {
+                    Ok(entries) => entries,
+                    Err(error) => {
+                        self.set(base, *target, x);
+                        return Err(error);
+                    }
+                };
+                let updated = match op {
+                    None => ops::set(&mut self.tape, x, &entries, v)?,
+                    Some(op) => ops::update_at(&mut self.tape, x, &entries, *op, v)?,
+                };
+                self.set(base, *target, updated);
+            }
+            Instr::CheckShape { slot, check } => {
+                let check = unit
+                    .checks
+                    .get(*check as usize)
+                    .ok_or_else(|| RuntimeError::internal("a missing shape check"))?;
+                if let Err(error) = self.check_shape(base, *slot, check) {
+                    // A failed check of an argument belongs to the call.
+                    return Err(if (pc as u32) < unit.prologue_end {
+                        error.at_call()
+                    } else {
+                        error
+                    });
+                }
+            }
+            Instr::Zero { dst, kind } => {
+                let value = self.zero(base, kind)?;
+                self.set(base, *dst, value);
+            }
+            Instr::Builtin { dst, call } => {
+                self.mark_resume(pc);
+                let value = self.builtin(base, call)?;
+                if *dst != NO_SLOT {
+                    self.set(base, *dst, value);
+                }
+            }
+            _ => return Err(RuntimeError::internal("an instruction outside its path")),
+        }
+        Ok(())
+    }
+
+    /// `(T)x` and the implicit `int` to `float`.
+    fn cast(&mut self, kind: CastKind, x: Value) -> Result<Value, RuntimeError> {
+        match kind {
+            CastKind::Float => match x {
+                Value::Int(n) => Ok(Value::Float(n as f64)),
+                Value::Char(c) => Ok(Value::Float(f64::from(c))),
+                Value::Bool(b) => Ok(Value::Float(f64::from(u8::from(b)))),
+                other if other.is_tensor() => Ok(ops::to_float(&mut self.tape, other)?),
+                other => Ok(other),
+            },
+            CastKind::Bool => match x.truth() {
+                Some(truth) => Ok(Value::Bool(truth)),
+                None => Ok(Value::Bool(number_of(&x)? != 0.0)),
+            },
+            CastKind::Int => match x {
+                Value::Int(n) => Ok(Value::Int(n)),
+                Value::Char(c) => Ok(Value::Int(i64::from(c))),
+                Value::Bool(b) => Ok(Value::Int(i64::from(b))),
+                other => Ok(Value::Int(float_to_int(number_of(&other)?)?)),
+            },
+            CastKind::Char => {
+                let n = match x {
+                    Value::Int(n) => n,
+                    Value::Char(c) => i64::from(c),
+                    Value::Bool(b) => i64::from(b),
+                    other => float_to_int(number_of(&other)?)?,
+                };
+                // As C's conversion to `unsigned char`: the value modulo 256.
+                Ok(Value::Char(n.rem_euclid(256) as u8))
+            }
+        }
+    }
+
+    /// Calls a function or a derivative of one with evaluated arguments.
+    fn call_callable(
+        &mut self,
+        callable: u32,
+        mut args: Vec<Value>,
+    ) -> Result<Value, RuntimeError> {
+        let program = self.program;
+        let Some(target) = program.callables.get(callable as usize) else {
+            return Err(RuntimeError::internal("a missing callable"));
+        };
+        let (op, wrt, inner) = match *target {
+            Callable::Unit(unit) => return self.invoke(unit, args),
+            Callable::Transform { op, wrt, inner } => (op, wrt, inner),
+        };
+        if self.transform_depth >= self.limits.max_transform_depth {
+            return Err(RuntimeError::new(format!(
+                "derivatives are nested too deeply: more than {} levels of grad, jvp, vjp, hessian or jacobian at once",
+                self.limits.max_transform_depth
+            )));
+        }
+        self.transform_depth += 1;
+        // Each level of derivatives recurses natively (driver, callback, interpreter); grow the
+        // native stack on demand, so that the depth limit is the only limit whatever thread runs
+        // the program.
+        let mut f = move |machine: &mut Machine<'p, 'o>, args: Vec<Value>| {
+            stacker::maybe_grow(NATIVE_RED_ZONE, NATIVE_SEGMENT, || {
+                machine.call_callable(inner, args)
+            })
+        };
+        let result = match op {
+            TransformOp::Grad => autodiff::grad(self, &mut f, args, wrt),
+            TransformOp::Hessian => autodiff::hessian(self, &mut f, args),
+            TransformOp::Jacobian => autodiff::jacobian(self, &mut f, args),
+            TransformOp::Jvp | TransformOp::Vjp => match args.pop() {
+                Some(last) if op == TransformOp::Jvp => autodiff::jvp(self, &mut f, args, last),
+                Some(last) => autodiff::vjp(self, &mut f, args, last),
+                None => Err(RuntimeError::internal("a jvp or vjp without its tangent")),
+            },
+        };
+        self.transform_depth -= 1;
+        result
+    }
+
+    /// `gradcheck(f, args...)` for the function of `unit`.
+    fn gradcheck(
+        &mut self,
+        unit: u32,
+        args: Vec<Value>,
+    ) -> Result<autodiff::GradcheckReport, RuntimeError> {
+        let mut f =
+            move |machine: &mut Machine<'p, 'o>, args: Vec<Value>| machine.invoke(unit, args);
+        autodiff::gradcheck(self, &mut f, args, autodiff::GradcheckConfig::default())
+    }
+
+    fn print(&mut self, text: &str) {
+        // A closed pipe (`nabla run x.nb | head`) ends the output, not the program.
+        let _ = self.out.write_all(text.as_bytes());
+    }
+}
+
+/// The number a scalar or one-element tensor holds.
+fn number_of(value: &Value) -> Result<f64, RuntimeError> {
+    match value.primal() {
+        Primal::Tensor(tensor) => Ok(tensor.to_scalar()?),
+        _ => value.as_f64().ok_or_else(|| RuntimeError::internal("a number expected")),
+    }
+}
+
+/// A float truncated toward zero, as C converts it; NaN and values out of range are errors.
+fn float_to_int(x: f64) -> Result<i64, RuntimeError> {
+    // 2^63 is exactly representable; every float below it in magnitude truncates into range.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    if !(-LIMIT..LIMIT).contains(&x) {
+        return Err(RuntimeError::new(format!(
+            "cannot convert {} to int: it is not a number in the range of a 64-bit int",
+            crate::tensor::format_float(x)
+        )));
+    }
+    Ok(x.trunc() as i64)
+}

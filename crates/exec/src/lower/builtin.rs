@@ -1,0 +1,298 @@
+//! Lowering calls of built-in functions: each [`Builtin`] of hir's table, chosen by the static
+//! types of its arguments where one name has several forms (`max(a, b)` and `max(t, axis)`), to
+//! an instruction or a [`BuiltinCall`]. String arguments (messages, paths, einsum specs) are
+//! literals, so they are resolved here: relative paths against the directory of the source file.
+
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use hir::{
+    Builtin, ExprId, Resolution, Ty,
+    body::{Expr, Literal},
+};
+
+use super::{Dest, Result, UnitLowerer};
+use crate::code::{BuiltinCall, Construct, DimsArg, Instr, Operand, PrintItem};
+use crate::einsum::Contraction;
+use crate::tensor::{BinaryOp, ReduceOp, UnaryOp};
+
+impl UnitLowerer<'_, '_> {
+    pub(super) fn builtin(
+        &mut self,
+        expr: ExprId,
+        builtin: Builtin,
+        args: &[ExprId],
+        dest: Dest,
+    ) -> Result<Operand> {
+        let span = self.span_of(expr);
+        let arg = |i: usize| -> Result<ExprId> {
+            args.get(i).copied().ok_or_else(|| {
+                crate::error::RuntimeError::internal(format!(
+                    "`{}` without argument {}",
+                    builtin.name(),
+                    i + 1
+                ))
+            })
+        };
+        use Builtin as B;
+        let call = match builtin {
+            B::Sin
+            | B::Cos
+            | B::Tan
+            | B::Asin
+            | B::Acos
+            | B::Atan
+            | B::Sinh
+            | B::Cosh
+            | B::Tanh
+            | B::Exp
+            | B::Ln
+            | B::Log
+            | B::Log2
+            | B::Log10
+            | B::Sqrt
+            | B::Abs
+            | B::Sigmoid
+            | B::Relu
+            | B::Softplus => {
+                let op = UnaryOp::from_name(builtin.name())
+                    .ok_or_else(|| self.internal("this element-wise function", span))?;
+                let a = self.expr(arg(0)?, Dest::Any)?;
+                let dst = self.dst(dest);
+                self.emit(Instr::Unary { op, dst, a }, span);
+                return Ok(Self::result(dest, dst));
+            }
+            B::Pow => return self.binary_builtin(expr, BinaryOp::Pow, args, dest),
+            B::Max | B::Min => {
+                let reduce = if builtin == B::Max { ReduceOp::Max } else { ReduceOp::Min };
+                let is_reduction = args.len() == 1
+                    || (self.ty(arg(0)?).is_tensor() && self.ty(arg(1)?) == Ty::Int);
+                if !is_reduction {
+                    let op = if builtin == B::Max { BinaryOp::Max } else { BinaryOp::Min };
+                    return self.binary_builtin(expr, op, args, dest);
+                }
+                let x = self.expr(arg(0)?, Dest::Any)?;
+                let axis = args.get(1).map(|&a| self.expr(a, Dest::Any)).transpose()?;
+                BuiltinCall::Reduce { op: reduce, x, axis }
+            }
+            B::Sum | B::Mean | B::Prod | B::Norm | B::Logsumexp => {
+                let op = match builtin {
+                    B::Sum => ReduceOp::Sum,
+                    B::Mean => ReduceOp::Mean,
+                    B::Prod => ReduceOp::Prod,
+                    B::Norm => ReduceOp::Norm,
+                    _ => ReduceOp::LogSumExp,
+                };
+                let x = self.expr(arg(0)?, Dest::Any)?;
+                let axis = args.get(1).map(|&a| self.expr(a, Dest::Any)).transpose()?;
+                BuiltinCall::Reduce { op, x, axis }
+            }
+            B::Softmax | B::LogSoftmax => {
+                let x = self.expr(arg(0)?, Dest::Any)?;
+                let axis = args.get(1).map(|&a| self.expr(a, Dest::Any)).transpose()?;
+                BuiltinCall::Softmax { log: builtin == B::LogSoftmax, x, axis }
+            }
+            B::Zeros | B::Ones | B::Rand | B::Randn | B::Full => {
+                let kind = match builtin {
+                    B::Zeros => Construct::Zeros,
+                    B::Ones => Construct::Ones,
+                    B::Rand => Construct::Rand,
+                    B::Randn => Construct::Randn,
+                    _ => Construct::Full,
+                };
+                let dims = self.dims_arg(arg(0)?)?;
+                let value = match builtin {
+                    B::Full => Some(self.expr(arg(1)?, Dest::Any)?),
+                    _ => None,
+                };
+                BuiltinCall::Construct { kind, dims, value }
+            }
+            B::Eye => BuiltinCall::Eye(self.expr(arg(0)?, Dest::Any)?),
+            B::Arange => BuiltinCall::Arange(self.expr(arg(0)?, Dest::Any)?),
+            B::Reshape => {
+                let x = self.expr(arg(0)?, Dest::Any)?;
+                let dims = self.dims_arg(arg(1)?)?;
+                BuiltinCall::Reshape { x, dims }
+            }
+            B::Transpose => {
+                let x = self.expr(arg(0)?, Dest::Any)?;
+                let axes = args.get(1).map(|&a| self.dims_arg(a)).transpose()?;
+                BuiltinCall::Transpose { x, axes }
+            }
+            B::Concat => {
+                let a = self.expr(arg(0)?, Dest::Any)?;
+                let b = self.expr(arg(1)?, Dest::Any)?;
+                let axis = self.expr(arg(2)?, Dest::Any)?;
+                BuiltinCall::Concat { a, b, axis }
+            }
+            B::Stack => {
+                let a = self.expr(arg(0)?, Dest::Any)?;
+                let b = self.expr(arg(1)?, Dest::Any)?;
+                BuiltinCall::Stack { a, b }
+            }
+            B::Shape => {
+                let x = self.expr(arg(0)?, Dest::Any)?;
+                let axis = self.expr(arg(1)?, Dest::Any)?;
+                BuiltinCall::ShapeOf { x, axis }
+            }
+            B::Rank => BuiltinCall::Rank(self.expr(arg(0)?, Dest::Any)?),
+            B::All => BuiltinCall::All(self.expr(arg(0)?, Dest::Any)?),
+            B::Any => BuiltinCall::Any(self.expr(arg(0)?, Dest::Any)?),
+            B::Seed => BuiltinCall::Seed(self.expr(arg(0)?, Dest::Any)?),
+            B::Inv => BuiltinCall::Inv(self.expr(arg(0)?, Dest::Any)?),
+            B::Det => BuiltinCall::Det(self.expr(arg(0)?, Dest::Any)?),
+            B::Solve => {
+                let a = self.expr(arg(0)?, Dest::Any)?;
+                let b = self.expr(arg(1)?, Dest::Any)?;
+                BuiltinCall::Solve(a, b)
+            }
+            B::Cholesky => BuiltinCall::Cholesky(self.expr(arg(0)?, Dest::Any)?),
+            B::Trace => BuiltinCall::Trace(self.expr(arg(0)?, Dest::Any)?),
+            B::Diag => BuiltinCall::Diag(self.expr(arg(0)?, Dest::Any)?),
+            B::Print => {
+                let mut items = Vec::with_capacity(args.len());
+                for &a in args {
+                    items.push(match self.string(a) {
+                        Some(text) => PrintItem::Text(text.into()),
+                        None => PrintItem::Value(self.expr(a, Dest::Any)?),
+                    });
+                }
+                BuiltinCall::Print(items.into_boxed_slice())
+            }
+            B::Load | B::LoadCsv => {
+                let path = self.path(arg(0)?)?;
+                BuiltinCall::Load { path, csv: builtin == B::LoadCsv }
+            }
+            B::Save => {
+                let x = self.expr(arg(0)?, Dest::Any)?;
+                let path = self.path(arg(1)?)?;
+                BuiltinCall::Save { x, path }
+            }
+            B::Backward => BuiltinCall::Backward(self.expr(arg(0)?, Dest::Any)?),
+            B::Grad => BuiltinCall::GradOf(self.expr(arg(0)?, Dest::Any)?),
+            B::Jvp | B::Vjp | B::Hessian | B::Jacobian => {
+                return Err(self.internal("a transform outside call position", span));
+            }
+            B::Assert => {
+                let cond = self.expr(arg(0)?, Dest::Any)?;
+                let message = match args.get(1) {
+                    Some(&m) => Some(
+                        self.string(m)
+                            .ok_or_else(|| self.internal("an assert message", span))?
+                            .into(),
+                    ),
+                    None => None,
+                };
+                BuiltinCall::Assert { cond, message }
+            }
+            B::AssertEq => {
+                let a = self.expr(arg(0)?, Dest::Any)?;
+                let b = self.expr(arg(1)?, Dest::Any)?;
+                BuiltinCall::AssertEq { a, b, text: self.source_text(span).into() }
+            }
+            B::AssertClose => {
+                let a = self.expr(arg(0)?, Dest::Any)?;
+                let b = self.expr(arg(1)?, Dest::Any)?;
+                let rtol = args
+                    .get(2)
+                    .map(|&t| self.value_as(t, &Ty::Float, Dest::Any, None))
+                    .transpose()?;
+                let atol = args
+                    .get(3)
+                    .map(|&t| self.value_as(t, &Ty::Float, Dest::Any, None))
+                    .transpose()?;
+                BuiltinCall::AssertClose { a, b, rtol, atol, text: self.source_text(span).into() }
+            }
+            B::Gradcheck => {
+                let function = arg(0)?;
+                let Some(Resolution::Function(def)) = self.infer.resolution(function) else {
+                    return Err(self.internal("gradcheck of a non-function", span));
+                };
+                let unit = self.unit_of(def)?;
+                let signature = hir::signature(self.db(), def);
+                let params: Vec<Ty> =
+                    signature.params.iter().map(|p| hir::infer::ty_of_ref(&p.ty)).collect();
+                let operands = self.arguments(args.get(1..).unwrap_or_default(), &params)?;
+                BuiltinCall::Gradcheck {
+                    unit,
+                    name: signature.name.as_str().into(),
+                    args: operands,
+                }
+            }
+            B::Einsum => {
+                let spec = self
+                    .string(arg(0)?)
+                    .ok_or_else(|| self.internal("an einsum without a literal spec", span))?;
+                let contraction = Contraction::from_spec(&spec)
+                    .map_err(|error| self.internal(&format!("an einsum spec ({error})"), span))?;
+                let mut operands = Vec::with_capacity(args.len().saturating_sub(1));
+                for &a in args.get(1..).unwrap_or_default() {
+                    operands.push(self.expr(a, Dest::Any)?);
+                }
+                BuiltinCall::Einsum {
+                    contraction: Rc::new(contraction),
+                    operands: operands.into_boxed_slice(),
+                }
+            }
+        };
+        let dst = self.dst(dest);
+        self.emit(Instr::Builtin { dst, call: Box::new(call) }, span);
+        Ok(Self::result(dest, dst))
+    }
+
+    /// `pow(a, b)`, `max(a, b)`, `min(a, b)` element-wise.
+    fn binary_builtin(
+        &mut self,
+        expr: ExprId,
+        op: BinaryOp,
+        args: &[ExprId],
+        dest: Dest,
+    ) -> Result<Operand> {
+        let span = self.span_of(expr);
+        let (Some(&lhs), Some(&rhs)) = (args.first(), args.get(1)) else {
+            return Err(self.internal("a binary built-in without two arguments", span));
+        };
+        let a = self.expr(lhs, Dest::Any)?;
+        let b = self.expr(rhs, Dest::Any)?;
+        let dst = self.dst(dest);
+        let instr = match self.ty(expr) {
+            Ty::Float => Instr::FloatArith { op, dst, a, b },
+            _ => Instr::Binary { op, dst, a, b },
+        };
+        self.emit(instr, span);
+        Ok(Self::result(dest, dst))
+    }
+
+    /// A shape or axis list: `[2, n]` as integers, or any tensor holding the extents.
+    fn dims_arg(&mut self, expr: ExprId) -> Result<DimsArg> {
+        if let Expr::TensorLit(elements) = &self.body.exprs[expr] {
+            let elements = elements.clone();
+            if elements.iter().all(|&e| self.ty(e) == Ty::Int) {
+                let mut ints = Vec::with_capacity(elements.len());
+                for element in elements {
+                    ints.push(self.expr(element, Dest::Any)?);
+                }
+                return Ok(DimsArg::Ints(ints.into_boxed_slice()));
+            }
+        }
+        Ok(DimsArg::Tensor(self.expr(expr, Dest::Any)?))
+    }
+
+    /// The text of a string literal.
+    fn string(&self, expr: ExprId) -> Option<String> {
+        match &self.body.exprs[expr] {
+            Expr::Literal(Literal::String(text)) => Some(text.to_string()),
+            _ => None,
+        }
+    }
+
+    /// A path literal resolved against the directory of the file that contains it.
+    fn path(&self, expr: ExprId) -> Result<PathBuf> {
+        let span = self.span_of(expr);
+        let text =
+            self.string(expr).ok_or_else(|| self.internal("a path that is not a literal", span))?;
+        let file = self.def.file(self.db());
+        let dir = file.path(self.db()).parent().map(Path::to_path_buf).unwrap_or_default();
+        Ok(dir.join(text))
+    }
+}

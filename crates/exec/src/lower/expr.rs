@@ -1,0 +1,1133 @@
+//! Lowering expressions: names, literals, operators specialised by type, conditions as jumps,
+//! assignments (plain, compound, indexed), `++`/`--`, casts, calls of functions and of
+//! derivatives, and the implicit conversions of language.md section 2.
+
+use hir::{
+    ExprId, RelSpan, Resolution, Ty,
+    body::{
+        ArithOp, BinaryOp as HirBinary, CmpOp, Expr, Literal, LogicOp, TypeRef, UnaryOp as HirUnary,
+    },
+};
+
+use super::{Dest, Pending, Place, Result, UnitLowerer, shape_proven};
+use crate::code::{
+    BuiltinCall, Callable, CastKind, CheckContext, Cmp, DimSpec, IndexEntry, Instr, IntOp, NO_SLOT,
+    Operand, ShapeCheck, Slot,
+};
+use crate::tensor::{BinaryOp, Tensor, UnaryOp};
+use crate::value::Value;
+
+/// The conversion a value needs where a type is expected.
+enum Conversion {
+    None,
+    IntToFloat,
+    ToTensor,
+}
+
+fn conversion(from: &Ty, to: &Ty) -> Conversion {
+    match (from, to) {
+        (Ty::Int, Ty::Float) => Conversion::IntToFloat,
+        (Ty::Int | Ty::Float, Ty::Tensor(_)) => Conversion::ToTensor,
+        _ => Conversion::None,
+    }
+}
+
+/// Whether values of this type are integers to the integer instructions.
+fn int_like(ty: &Ty) -> bool {
+    matches!(ty, Ty::Int | Ty::Char | Ty::Bool)
+}
+
+pub(super) fn cmp_of(op: CmpOp) -> Cmp {
+    match op {
+        CmpOp::Lt => Cmp::Lt,
+        CmpOp::Le => Cmp::Le,
+        CmpOp::Gt => Cmp::Gt,
+        CmpOp::Ge => Cmp::Ge,
+        CmpOp::Eq => Cmp::Eq,
+        CmpOp::Ne => Cmp::Ne,
+    }
+}
+
+pub(super) fn int_op(op: ArithOp) -> Option<IntOp> {
+    Some(match op {
+        ArithOp::Add => IntOp::Add,
+        ArithOp::Sub => IntOp::Sub,
+        ArithOp::Mul => IntOp::Mul,
+        ArithOp::Div => IntOp::Div,
+        ArithOp::Rem => IntOp::Rem,
+        ArithOp::Shl => IntOp::Shl,
+        ArithOp::Shr => IntOp::Shr,
+        ArithOp::BitAnd => IntOp::And,
+        ArithOp::BitXor => IntOp::Xor,
+        ArithOp::BitOr => IntOp::Or,
+        ArithOp::MatMul => return None,
+    })
+}
+
+pub(super) fn float_op(op: ArithOp) -> Option<BinaryOp> {
+    Some(match op {
+        ArithOp::Add => BinaryOp::Add,
+        ArithOp::Sub => BinaryOp::Sub,
+        ArithOp::Mul => BinaryOp::Mul,
+        ArithOp::Div => BinaryOp::Div,
+        ArithOp::Rem => BinaryOp::Rem,
+        _ => return None,
+    })
+}
+
+impl UnitLowerer<'_, '_> {
+    /// Evaluates `expr` for its effects only.
+    pub(super) fn effect(&mut self, expr: ExprId) -> Result<()> {
+        match &self.body.exprs[expr] {
+            Expr::Assign { op, target, value } => {
+                self.assign(expr, *op, *target, *value, false)?;
+            }
+            Expr::IncDec { target, increment, .. } => {
+                self.inc_dec(expr, *target, *increment, true, Dest::Any)?;
+            }
+            Expr::Call { .. } => {
+                self.call(expr, None)?;
+            }
+            _ => {
+                self.expr(expr, Dest::Any)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Evaluates `expr` and converts it to `to` (`int` to `float`, a scalar to a tensor whose
+    /// shape variables are resolved at `at`).
+    pub(super) fn value_as(
+        &mut self,
+        expr: ExprId,
+        to: &Ty,
+        dest: Dest,
+        at: Option<RelSpan>,
+    ) -> Result<Operand> {
+        let from = self.ty(expr);
+        let span = self.span_of(expr);
+        match conversion(&from, to) {
+            Conversion::None => self.expr(expr, dest),
+            Conversion::IntToFloat => {
+                if let Some(value) = self.const_int(expr) {
+                    let dst = self.dst(dest);
+                    self.emit(Instr::LoadFloat { dst, value: value as f64 }, span);
+                    return Ok(Self::result(dest, dst));
+                }
+                let operand = self.expr(expr, Dest::Any)?;
+                let dst = self.dst(dest);
+                self.emit(Instr::Cast { kind: CastKind::Float, dst, a: operand }, span);
+                Ok(Self::result(dest, dst))
+            }
+            Conversion::ToTensor => {
+                let operand = self.expr(expr, Dest::Any)?;
+                let shape = self.target_shape(to, at);
+                let dst = self.dst(dest);
+                let call = BuiltinCall::ToTensor { x: operand, shape };
+                self.emit(Instr::Builtin { dst, call: Box::new(call) }, span);
+                Ok(Self::result(dest, dst))
+            }
+        }
+    }
+
+    /// Evaluates `expr` into `dest`. Long chains such as `1 + 1 + ... + 1` nest deeply, so the
+    /// walk grows its stack on demand.
+    pub(super) fn expr(&mut self, expr: ExprId, dest: Dest) -> Result<Operand> {
+        stacker::maybe_grow(super::STACK_RED_ZONE, super::STACK_SEGMENT, || {
+            self.expr_inner(expr, dest)
+        })
+    }
+
+    fn expr_inner(&mut self, expr: ExprId, dest: Dest) -> Result<Operand> {
+        let span = self.span_of(expr);
+        match &self.body.exprs[expr] {
+            Expr::Missing | Expr::Transform { .. } => Err(self.internal("this expression", span)),
+            Expr::Literal(literal) => {
+                let dst = self.dst(dest);
+                match literal {
+                    Literal::Int(value) => {
+                        self.emit(Instr::LoadInt { dst, value: *value }, span);
+                    }
+                    Literal::Float(bits) => {
+                        self.emit(Instr::LoadFloat { dst, value: f64::from_bits(*bits) }, span);
+                    }
+                    Literal::Char(c) => {
+                        let index = self.constant(Value::Char(*c));
+                        self.emit(Instr::LoadConst { dst, index }, span);
+                    }
+                    Literal::Bool(b) => {
+                        let index = self.constant(Value::Bool(*b));
+                        self.emit(Instr::LoadConst { dst, index }, span);
+                    }
+                    Literal::String(_) => return Err(self.internal("a string as a value", span)),
+                }
+                Ok(Self::result(dest, dst))
+            }
+            Expr::Name { .. } => {
+                let operand = self.name(expr)?;
+                Ok(self.place_in(operand, dest, span))
+            }
+            Expr::TensorLit(_) => self.tensor_literal(expr, dest),
+            Expr::Call { .. } => {
+                let operand = self.call(expr, Some(dest))?;
+                Ok(operand)
+            }
+            Expr::Index { .. } | Expr::Slice { .. } => {
+                let (root, entries) = self.index_chain(expr)?;
+                let base = self.expr(root, Dest::Any)?;
+                let entries = self.index_entries(&entries)?;
+                let index = self.index_list(entries);
+                let dst = self.dst(dest);
+                self.emit(Instr::GetIndex { dst, base, index }, span);
+                Ok(Self::result(dest, dst))
+            }
+            Expr::Unary { op, operand } => self.unary(expr, *op, *operand, dest),
+            Expr::IncDec { target, increment, prefix } => {
+                self.inc_dec(expr, *target, *increment, *prefix, dest)
+            }
+            Expr::Cast { ty, operand } => self.cast(expr, ty, *operand, dest),
+            Expr::SizeofExpr(inner) => {
+                let ty = self.ty(*inner);
+                let known = match &ty {
+                    Ty::Tensor(shape) => shape.known_size(),
+                    _ => Some(1),
+                };
+                let dst = self.dst(dest);
+                match known {
+                    Some(size) => {
+                        self.emit(Instr::LoadInt { dst, value: size }, span);
+                    }
+                    None => {
+                        let operand = self.expr(*inner, Dest::Any)?;
+                        let call = BuiltinCall::Sizeof(operand);
+                        self.emit(Instr::Builtin { dst, call: Box::new(call) }, span);
+                    }
+                }
+                Ok(Self::result(dest, dst))
+            }
+            Expr::SizeofType(ty) => {
+                let dst = self.dst(dest);
+                match ty {
+                    TypeRef::Tensor(dims) => {
+                        let specs: Vec<DimSpec> = dims
+                            .iter()
+                            .map(|dim| match dim {
+                                hir::DimRef::Known(n) => {
+                                    DimSpec::Known(usize::try_from(*n).unwrap_or(0))
+                                }
+                                hir::DimRef::Var(name) => {
+                                    self.visible_shape_var(name, span).unwrap_or(DimSpec::Any)
+                                }
+                                hir::DimRef::Error => DimSpec::Any,
+                            })
+                            .collect();
+                        let call = BuiltinCall::SizeofDims(specs.into_boxed_slice());
+                        self.emit(Instr::Builtin { dst, call: Box::new(call) }, span);
+                    }
+                    _ => {
+                        self.emit(Instr::LoadInt { dst, value: 1 }, span);
+                    }
+                }
+                Ok(Self::result(dest, dst))
+            }
+            Expr::Binary { op, lhs, rhs } => self.binary(expr, *op, *lhs, *rhs, dest),
+            Expr::Assign { op, target, value } => {
+                let operand = self.assign(expr, *op, *target, *value, true)?;
+                let operand = self.stable(operand, span);
+                Ok(self.place_in(operand, dest, span))
+            }
+            Expr::Ternary { cond, then_branch, else_branch } => {
+                let ty = self.ty(expr);
+                let dst = match dest {
+                    Dest::Slot(slot) => slot,
+                    Dest::Any => self.temp(),
+                };
+                let to_else = self.branch(*cond, false)?;
+                let then_value = self.value_as(*then_branch, &ty, Dest::Slot(dst), Some(span))?;
+                if then_value.slot() != dst {
+                    self.emit(Instr::Copy { dst, src: then_value }, span);
+                }
+                let to_end = self.emit(Instr::Jump { target: 0 }, span);
+                self.bind(to_else);
+                let else_value = self.value_as(*else_branch, &ty, Dest::Slot(dst), Some(span))?;
+                if else_value.slot() != dst {
+                    self.emit(Instr::Copy { dst, src: else_value }, span);
+                }
+                self.bind(Pending(vec![to_end]));
+                Ok(Self::result(dest, dst))
+            }
+        }
+    }
+
+    /// A name read as a value: a local's slot (refreshed first when it is `var`) or a global.
+    fn name(&mut self, expr: ExprId) -> Result<Operand> {
+        let span = self.span_of(expr);
+        match self.infer.resolution(expr) {
+            Some(Resolution::Local(local)) => match self.place_of(local)? {
+                Place::Slot(slot) => {
+                    if self.is_var(local) {
+                        self.emit(Instr::RefreshVar { slot }, span);
+                    }
+                    if self.snapshot {
+                        let copy = self.temp();
+                        self.emit(Instr::Copy { dst: copy, src: Operand::copy(slot) }, span);
+                        return Ok(Operand::take(copy));
+                    }
+                    Ok(Operand::copy(slot))
+                }
+                Place::Global(global) => {
+                    let dst = self.temp();
+                    self.emit(Instr::LoadGlobal { dst, global }, span);
+                    Ok(Operand::take(dst))
+                }
+            },
+            Some(Resolution::Global { def, local }) => {
+                let global = self.global_of(def, local)?;
+                let dst = self.temp();
+                self.emit(Instr::LoadGlobal { dst, global }, span);
+                Ok(Operand::take(dst))
+            }
+            _ => Err(self.internal("a name that is not a variable", span)),
+        }
+    }
+
+    /// In snapshot mode, a copy of a variable's current value that later operands cannot change.
+    fn stable(&mut self, operand: Operand, span: RelSpan) -> Operand {
+        if !self.snapshot || operand.is_take() {
+            return operand;
+        }
+        let copy = self.temp();
+        self.emit(Instr::Copy { dst: copy, src: operand }, span);
+        Operand::take(copy)
+    }
+
+    /// The value of an integer constant expression.
+    pub(super) fn const_int(&self, expr: ExprId) -> Option<i64> {
+        stacker::maybe_grow(super::STACK_RED_ZONE, super::STACK_SEGMENT, || {
+            self.const_int_inner(expr)
+        })
+    }
+
+    fn const_int_inner(&self, expr: ExprId) -> Option<i64> {
+        match &self.body.exprs[expr] {
+            Expr::Literal(Literal::Int(value)) => Some(*value),
+            Expr::Name { .. } => match self.infer.resolution(expr)? {
+                Resolution::Local(local) => self.body.locals[local].const_value,
+                Resolution::Global { def, local } => {
+                    hir::body(self.db(), def).locals[local].const_value
+                }
+                _ => None,
+            },
+            Expr::Unary { op: HirUnary::Neg, operand } => self.const_int(*operand)?.checked_neg(),
+            Expr::Unary { op: HirUnary::Plus, operand } => self.const_int(*operand),
+            Expr::Binary { op: HirBinary::Arith(op), lhs, rhs } => {
+                let (a, b) = (self.const_int(*lhs)?, self.const_int(*rhs)?);
+                match op {
+                    ArithOp::Add => a.checked_add(b),
+                    ArithOp::Sub => a.checked_sub(b),
+                    ArithOp::Mul => a.checked_mul(b),
+                    ArithOp::Div => a.checked_div(b),
+                    ArithOp::Rem => a.checked_rem(b),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// A numeric literal, possibly negated, as a float: tensor literals of these are constants.
+    fn const_number(&self, expr: ExprId) -> Option<f64> {
+        match &self.body.exprs[expr] {
+            Expr::Literal(Literal::Int(value)) => Some(*value as f64),
+            Expr::Literal(Literal::Float(bits)) => Some(f64::from_bits(*bits)),
+            Expr::Unary { op: HirUnary::Neg, operand } => self.const_number(*operand).map(|x| -x),
+            Expr::Unary { op: HirUnary::Plus, operand } => self.const_number(*operand),
+            _ => None,
+        }
+    }
+
+    // ----- operators -----
+
+    fn binary(
+        &mut self,
+        expr: ExprId,
+        op: HirBinary,
+        lhs: ExprId,
+        rhs: ExprId,
+        dest: Dest,
+    ) -> Result<Operand> {
+        let span = self.span_of(expr);
+        let (lhs_ty, rhs_ty, ty) = (self.ty(lhs), self.ty(rhs), self.ty(expr));
+        match op {
+            HirBinary::Logic(_) => {
+                let dst = match dest {
+                    Dest::Slot(slot) => slot,
+                    Dest::Any => self.temp(),
+                };
+                let to_false = self.branch(expr, false)?;
+                let yes = self.constant(Value::Bool(true));
+                self.emit(Instr::LoadConst { dst, index: yes }, span);
+                let to_end = self.emit(Instr::Jump { target: 0 }, span);
+                self.bind(to_false);
+                let no = self.constant(Value::Bool(false));
+                self.emit(Instr::LoadConst { dst, index: no }, span);
+                self.bind(Pending(vec![to_end]));
+                Ok(Self::result(dest, dst))
+            }
+            HirBinary::Cmp(cmp) => {
+                let cmp = cmp_of(cmp);
+                let a = self.expr(lhs, Dest::Any)?;
+                let b = self.expr(rhs, Dest::Any)?;
+                let dst = self.dst(dest);
+                let instr = if int_like(&lhs_ty) && int_like(&rhs_ty) {
+                    Instr::IntCmp { op: cmp, dst, a: a.slot(), b: b.slot() }
+                } else if lhs_ty.is_numeric() && rhs_ty.is_numeric() {
+                    Instr::FloatCmp { op: cmp, dst, a: a.slot(), b: b.slot() }
+                } else {
+                    Instr::Binary { op: cmp.binary_op(), dst, a, b }
+                };
+                self.emit(instr, span);
+                Ok(Self::result(dest, dst))
+            }
+            HirBinary::Arith(arith) => {
+                let a = self.expr(lhs, Dest::Any)?;
+                let imm = self.const_int(rhs).and_then(|v| i32::try_from(v).ok());
+                let integers = int_like(&lhs_ty) && int_like(&rhs_ty) && ty == Ty::Int;
+                if integers && let (Some(int), Some(imm)) = (int_op(arith), imm) {
+                    let dst = self.dst(dest);
+                    self.emit(Instr::IntArithImm { op: int, dst, a: a.slot(), imm }, span);
+                    return Ok(Self::result(dest, dst));
+                }
+                let b = self.expr(rhs, Dest::Any)?;
+                let dst = self.dst(dest);
+                let instr = self.arith_instr(arith, &ty, integers, dst, a, b, span)?;
+                self.emit(instr, span);
+                Ok(Self::result(dest, dst))
+            }
+        }
+    }
+
+    /// The instruction computing `a op b` of result type `ty`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn arith_instr(
+        &self,
+        arith: ArithOp,
+        ty: &Ty,
+        integers: bool,
+        dst: Slot,
+        a: Operand,
+        b: Operand,
+        span: RelSpan,
+    ) -> Result<Instr> {
+        if arith == ArithOp::MatMul {
+            return Ok(Instr::Matmul { dst, a, b });
+        }
+        if integers {
+            let op = int_op(arith).ok_or_else(|| self.internal("this integer operator", span))?;
+            return Ok(Instr::IntArith { op, dst, a: a.slot(), b: b.slot() });
+        }
+        let op = float_op(arith).ok_or_else(|| self.internal("this operator", span))?;
+        Ok(match ty {
+            Ty::Float => Instr::FloatArith { op, dst, a, b },
+            _ => Instr::Binary { op, dst, a, b },
+        })
+    }
+
+    fn unary(
+        &mut self,
+        expr: ExprId,
+        op: HirUnary,
+        operand: ExprId,
+        dest: Dest,
+    ) -> Result<Operand> {
+        let span = self.span_of(expr);
+        let ty = self.ty(operand);
+        match op {
+            HirUnary::Neg => {
+                if let Some(value) = self.const_number(expr).filter(|_| ty == Ty::Float) {
+                    let dst = self.dst(dest);
+                    self.emit(Instr::LoadFloat { dst, value }, span);
+                    return Ok(Self::result(dest, dst));
+                }
+                if let Some(value) = self.const_int(expr).filter(|_| ty == Ty::Int) {
+                    let dst = self.dst(dest);
+                    self.emit(Instr::LoadInt { dst, value }, span);
+                    return Ok(Self::result(dest, dst));
+                }
+                let a = self.expr(operand, Dest::Any)?;
+                let dst = self.dst(dest);
+                let instr = match ty {
+                    Ty::Int | Ty::Char => Instr::NegInt { dst, a: a.slot() },
+                    _ => Instr::Unary { op: UnaryOp::Neg, dst, a },
+                };
+                self.emit(instr, span);
+                Ok(Self::result(dest, dst))
+            }
+            HirUnary::Plus => {
+                let a = self.expr(operand, Dest::Any)?;
+                if ty == Ty::Char {
+                    let dst = self.dst(dest);
+                    self.emit(Instr::Cast { kind: CastKind::Int, dst, a }, span);
+                    return Ok(Self::result(dest, dst));
+                }
+                Ok(self.place_in(a, dest, span))
+            }
+            HirUnary::Not => {
+                let a = self.expr(operand, Dest::Any)?;
+                let dst = self.dst(dest);
+                self.emit(Instr::Not { dst, a: a.slot() }, span);
+                Ok(Self::result(dest, dst))
+            }
+            HirUnary::Rejected(_) => Err(self.internal("a rejected operator", span)),
+        }
+    }
+
+    fn cast(&mut self, expr: ExprId, to: &TypeRef, operand: ExprId, dest: Dest) -> Result<Operand> {
+        let span = self.span_of(expr);
+        let from = self.ty(operand);
+        let kind = match to {
+            TypeRef::Int => CastKind::Int,
+            TypeRef::Float => CastKind::Float,
+            TypeRef::Char => CastKind::Char,
+            TypeRef::Bool => CastKind::Bool,
+            _ => return Err(self.internal("a cast to this type", span)),
+        };
+        let identity = matches!(
+            (kind, &from),
+            (CastKind::Int, Ty::Int)
+                | (CastKind::Float, Ty::Float)
+                | (CastKind::Char, Ty::Char)
+                | (CastKind::Bool, Ty::Bool)
+        );
+        let a = self.expr(operand, Dest::Any)?;
+        if identity {
+            return Ok(self.place_in(a, dest, span));
+        }
+        let dst = self.dst(dest);
+        self.emit(Instr::Cast { kind, dst, a }, span);
+        Ok(Self::result(dest, dst))
+    }
+
+    // ----- conditions -----
+
+    /// Emits code that jumps when the truth of `cond` equals `when` and falls through otherwise;
+    /// returns the jumps to patch.
+    pub(super) fn branch(&mut self, cond: ExprId, when: bool) -> Result<Pending> {
+        stacker::maybe_grow(super::STACK_RED_ZONE, super::STACK_SEGMENT, || {
+            self.branch_inner(cond, when)
+        })
+    }
+
+    fn branch_inner(&mut self, cond: ExprId, when: bool) -> Result<Pending> {
+        let span = self.span_of(cond);
+        match &self.body.exprs[cond] {
+            Expr::Literal(Literal::Bool(value)) => {
+                if *value == when {
+                    let jump = self.emit(Instr::Jump { target: 0 }, span);
+                    return Ok(Pending(vec![jump]));
+                }
+                return Ok(Pending::default());
+            }
+            Expr::Unary { op: HirUnary::Not, operand } => return self.branch(*operand, !when),
+            Expr::Binary { op: HirBinary::Logic(logic), lhs, rhs } => {
+                let (lhs, rhs) = (*lhs, *rhs);
+                // `a && b` is true when both are; `a || b` when either is.
+                let both = *logic == LogicOp::And;
+                return if both == when {
+                    let skip = self.branch(lhs, !when)?;
+                    let jumps = self.branch(rhs, when)?;
+                    self.bind(skip);
+                    Ok(jumps)
+                } else {
+                    let mut jumps = self.branch(lhs, when)?;
+                    jumps.0.extend(self.branch(rhs, when)?.0);
+                    Ok(jumps)
+                };
+            }
+            Expr::Binary { op: HirBinary::Cmp(cmp), lhs, rhs } => {
+                let (lhs, rhs) = (*lhs, *rhs);
+                let (lhs_ty, rhs_ty) = (self.ty(lhs), self.ty(rhs));
+                let cmp = cmp_of(*cmp);
+                if int_like(&lhs_ty) && int_like(&rhs_ty) {
+                    let op = if when { cmp } else { cmp.negate() };
+                    let a = self.expr(lhs, Dest::Any)?;
+                    if let Some(imm) = self.const_int(rhs).and_then(|v| i32::try_from(v).ok()) {
+                        let jump = self
+                            .emit(Instr::JumpIntCmpImm { op, a: a.slot(), imm, target: 0 }, span);
+                        return Ok(Pending(vec![jump]));
+                    }
+                    let b = self.expr(rhs, Dest::Any)?;
+                    let jump = self
+                        .emit(Instr::JumpIntCmp { op, a: a.slot(), b: b.slot(), target: 0 }, span);
+                    return Ok(Pending(vec![jump]));
+                }
+                if lhs_ty.is_numeric() && rhs_ty.is_numeric() {
+                    let a = self.expr(lhs, Dest::Any)?;
+                    let b = self.expr(rhs, Dest::Any)?;
+                    let instr = Instr::JumpFloatCmp {
+                        op: cmp,
+                        negate: !when,
+                        a: a.slot(),
+                        b: b.slot(),
+                        target: 0,
+                    };
+                    let jump = self.emit(instr, span);
+                    return Ok(Pending(vec![jump]));
+                }
+            }
+            _ => {}
+        }
+        let value = self.expr(cond, Dest::Any)?;
+        let jump = self.emit(Instr::JumpIf { cond: value.slot(), when, target: 0 }, span);
+        Ok(Pending(vec![jump]))
+    }
+
+    // ----- indexing -----
+
+    /// The root of a chain of `[...]` and the entries applied to it, outermost last.
+    fn index_chain(&self, expr: ExprId) -> Result<(ExprId, Vec<ChainEntry>)> {
+        let mut entries = Vec::new();
+        let mut current = expr;
+        loop {
+            match &self.body.exprs[current] {
+                Expr::Index { base, index } => {
+                    entries.push(ChainEntry::At(*index));
+                    current = *base;
+                }
+                Expr::Slice { base, start, end } => {
+                    entries.push(ChainEntry::Slice(*start, *end));
+                    current = *base;
+                }
+                _ => break,
+            }
+        }
+        entries.reverse();
+        Ok((current, entries))
+    }
+
+    fn index_entries(&mut self, entries: &[ChainEntry]) -> Result<Box<[IndexEntry]>> {
+        let mut out = Vec::with_capacity(entries.len());
+        for entry in entries {
+            out.push(match *entry {
+                ChainEntry::At(index) => IndexEntry::At(self.int_operand(index)?),
+                ChainEntry::Slice(start, end) => {
+                    let start = start.map(|e| self.int_operand(e)).transpose()?;
+                    let end = end.map(|e| self.int_operand(e)).transpose()?;
+                    IndexEntry::Slice(start, end)
+                }
+            });
+        }
+        Ok(out.into_boxed_slice())
+    }
+
+    /// An index or bound, read by copy (indices are integers, so nothing is worth taking).
+    fn int_operand(&mut self, expr: ExprId) -> Result<Operand> {
+        let operand = self.expr(expr, Dest::Any)?;
+        Ok(Operand::copy(operand.slot()))
+    }
+
+    // ----- assignment -----
+
+    /// `target = value` or `target op= value`; returns the new value of the target.
+    fn assign(
+        &mut self,
+        expr: ExprId,
+        op: Option<ArithOp>,
+        target: ExprId,
+        value: ExprId,
+        want: bool,
+    ) -> Result<Operand> {
+        let span = self.span_of(expr);
+        match &self.body.exprs[target] {
+            Expr::Name { .. } => {
+                let Some(Resolution::Local(local)) = self.infer.resolution(target) else {
+                    return Err(self.internal("an assignment to a non-local", span));
+                };
+                let Place::Slot(slot) = self.place_of(local)? else {
+                    return Err(self.internal("an assignment to a constant", span));
+                };
+                let target_ty = self.infer.type_of_local(local).clone();
+                let result_ty = match op {
+                    None => {
+                        let operand =
+                            self.value_as(value, &target_ty, Dest::Slot(slot), Some(span))?;
+                        if operand.slot() != slot {
+                            self.emit(Instr::Copy { dst: slot, src: operand }, span);
+                        }
+                        self.ty(value)
+                    }
+                    Some(arith) => {
+                        let value_ty = self.ty(value);
+                        let b = self.expr(value, Dest::Any)?;
+                        if self.is_var(local) {
+                            self.emit(Instr::RefreshVar { slot }, span);
+                        }
+                        let integers =
+                            int_like(&target_ty) && int_like(&value_ty) && target_ty == Ty::Int;
+                        let result_ty = compound_result(&target_ty, &value_ty, arith);
+                        // The old value is overwritten, so a tensor is taken to be updated in
+                        // place, unless the right side reads the same slot.
+                        let a = if target_ty.is_tensor() && b.slot() != slot {
+                            Operand::take(slot)
+                        } else {
+                            Operand::copy(slot)
+                        };
+                        if integers && let Some(int) = int_op(arith) {
+                            self.emit(
+                                Instr::IntArith { op: int, dst: slot, a: a.slot(), b: b.slot() },
+                                span,
+                            );
+                        } else {
+                            let instr =
+                                self.arith_instr(arith, &result_ty, false, slot, a, b, span)?;
+                            self.emit(instr, span);
+                        }
+                        if result_ty.is_tensor() && !target_ty.is_tensor() {
+                            return Err(self.internal("a tensor stored in a scalar", span));
+                        }
+                        // A scalar result stored in a tensor variable keeps the tensor's shape.
+                        if target_ty.is_tensor() && !result_ty.is_tensor() {
+                            let shape = self.target_shape(&target_ty, Some(span));
+                            let call = BuiltinCall::ToTensor { x: Operand::take(slot), shape };
+                            self.emit(Instr::Builtin { dst: slot, call: Box::new(call) }, span);
+                        }
+                        result_ty
+                    }
+                };
+                self.check_assigned(local, slot, &target_ty, &result_ty, span);
+                Ok(Operand::copy(slot))
+            }
+            Expr::Index { .. } | Expr::Slice { .. } => {
+                let element_ty = self.ty(target);
+                let operand = match (&element_ty, op) {
+                    (Ty::Float, None) => self.value_as(value, &Ty::Float, Dest::Any, None)?,
+                    _ => self.expr(value, Dest::Any)?,
+                };
+                let (root, entries) = self.index_chain(target)?;
+                let slot = self.root_slot(root, span)?;
+                let entries = self.index_entries(&entries)?;
+                let index = self.index_list(entries);
+                if op == Some(ArithOp::MatMul) {
+                    // `a[i] @= w` reads the region, multiplies and writes it back.
+                    let region = self.temp();
+                    let read = Instr::GetIndex { dst: region, base: Operand::copy(slot), index };
+                    self.emit(read, span);
+                    let product = self.temp();
+                    let instr =
+                        Instr::Matmul { dst: product, a: Operand::take(region), b: operand };
+                    self.emit(instr, span);
+                    let write = Instr::SetIndex {
+                        target: slot,
+                        index,
+                        value: Operand::take(product),
+                        op: None,
+                    };
+                    self.emit(write, span);
+                    return Ok(Operand::copy(slot));
+                }
+                let op = match op {
+                    None => None,
+                    Some(arith) => Some(
+                        float_op(arith)
+                            .ok_or_else(|| self.internal("this indexed update", span))?,
+                    ),
+                };
+                let value = if want { Operand::copy(operand.slot()) } else { operand };
+                self.emit(Instr::SetIndex { target: slot, index, value, op }, span);
+                if !want {
+                    return Ok(Operand::copy(slot));
+                }
+                let dst = self.temp();
+                self.emit(Instr::GetIndex { dst, base: Operand::copy(slot), index }, span);
+                Ok(Operand::take(dst))
+            }
+            _ => Err(self.internal("an assignment to this target", span)),
+        }
+    }
+
+    /// The slot of the variable an indexed write changes, refreshed when it is `var`.
+    fn root_slot(&mut self, root: ExprId, span: RelSpan) -> Result<Slot> {
+        let Some(Resolution::Local(local)) = self.infer.resolution(root) else {
+            return Err(self.internal("an indexed write to a non-local", span));
+        };
+        let Place::Slot(slot) = self.place_of(local)? else {
+            return Err(self.internal("an indexed write to a constant", span));
+        };
+        if self.is_var(local) {
+            self.emit(Instr::RefreshVar { slot }, span);
+        }
+        Ok(slot)
+    }
+
+    /// Checks a value just stored in a tensor variable against its declared shape, unless the
+    /// checker proved it.
+    fn check_assigned(
+        &mut self,
+        local: hir::LocalId,
+        slot: Slot,
+        declared: &Ty,
+        value: &Ty,
+        span: RelSpan,
+    ) {
+        if !declared.is_tensor() || shape_proven(declared, value) {
+            return;
+        }
+        let Some((dims, names)) = self.declared_dims(local, declared, span) else { return };
+        let check = self.add_check(ShapeCheck {
+            context: CheckContext::Variable { name: self.body.locals[local].name.to_string() },
+            declared: declared_text(&self.body.locals[local].ty, declared),
+            names,
+            dims,
+            ranked: true,
+        });
+        self.emit(Instr::CheckShape { slot, check }, span);
+    }
+
+    /// The dimensions a tensor variable must keep: as declared, or as inferred from its
+    /// initializer when it was declared without dimensions.
+    fn declared_dims(
+        &self,
+        local: hir::LocalId,
+        declared: &Ty,
+        at: RelSpan,
+    ) -> Option<(Vec<DimSpec>, Vec<Option<String>>)> {
+        match &self.body.locals[local].ty {
+            TypeRef::Tensor(dims) if !dims.is_empty() => {
+                let decl_span = self.body.source_map.local(local);
+                Some(self.decl_dims(local, decl_span, false))
+            }
+            _ => self.ty_dims(declared, at),
+        }
+    }
+
+    // ----- ++ and -- -----
+
+    fn inc_dec(
+        &mut self,
+        expr: ExprId,
+        target: ExprId,
+        increment: bool,
+        prefix: bool,
+        dest: Dest,
+    ) -> Result<Operand> {
+        let span = self.span_of(expr);
+        let ty = self.ty(target);
+        let step = if increment { 1 } else { -1 };
+        let want_old = !prefix;
+        match &self.body.exprs[target] {
+            Expr::Name { .. } => {
+                let Some(Resolution::Local(local)) = self.infer.resolution(target) else {
+                    return Err(self.internal("`++` of a non-local", span));
+                };
+                let Place::Slot(slot) = self.place_of(local)? else {
+                    return Err(self.internal("`++` of a constant", span));
+                };
+                if self.is_var(local) {
+                    self.emit(Instr::RefreshVar { slot }, span);
+                }
+                let old = if want_old {
+                    let old = self.temp();
+                    self.emit(Instr::Copy { dst: old, src: Operand::copy(slot) }, span);
+                    Some(old)
+                } else {
+                    None
+                };
+                match ty {
+                    Ty::Int => {
+                        self.emit(
+                            Instr::IntArithImm { op: IntOp::Add, dst: slot, a: slot, imm: step },
+                            span,
+                        );
+                    }
+                    Ty::Char => {
+                        let wide = self.temp();
+                        self.emit(
+                            Instr::IntArithImm { op: IntOp::Add, dst: wide, a: slot, imm: step },
+                            span,
+                        );
+                        self.emit(
+                            Instr::Cast { kind: CastKind::Char, dst: slot, a: Operand::take(wide) },
+                            span,
+                        );
+                    }
+                    Ty::Float => {
+                        let one = self.temp();
+                        self.emit(Instr::LoadFloat { dst: one, value: f64::from(step) }, span);
+                        let instr = Instr::FloatArith {
+                            op: BinaryOp::Add,
+                            dst: slot,
+                            a: Operand::copy(slot),
+                            b: Operand::take(one),
+                        };
+                        self.emit(instr, span);
+                    }
+                    _ => return Err(self.internal("`++` of this type", span)),
+                }
+                Ok(match old {
+                    Some(old) => self.place_in(Operand::take(old), dest, span),
+                    None => {
+                        let value = self.stable(Operand::copy(slot), span);
+                        self.place_in(value, dest, span)
+                    }
+                })
+            }
+            Expr::Index { .. } | Expr::Slice { .. } => {
+                let (root, entries) = self.index_chain(target)?;
+                let slot = self.root_slot(root, span)?;
+                let entries = self.index_entries(&entries)?;
+                let index = self.index_list(entries);
+                let old = if want_old {
+                    let old = self.temp();
+                    self.emit(Instr::GetIndex { dst: old, base: Operand::copy(slot), index }, span);
+                    Some(old)
+                } else {
+                    None
+                };
+                let one = self.temp();
+                self.emit(Instr::LoadFloat { dst: one, value: f64::from(step) }, span);
+                let set = Instr::SetIndex {
+                    target: slot,
+                    index,
+                    value: Operand::take(one),
+                    op: Some(BinaryOp::Add),
+                };
+                self.emit(set, span);
+                match old {
+                    Some(old) => Ok(self.place_in(Operand::take(old), dest, span)),
+                    None => {
+                        let dst = self.dst(dest);
+                        self.emit(Instr::GetIndex { dst, base: Operand::copy(slot), index }, span);
+                        Ok(Self::result(dest, dst))
+                    }
+                }
+            }
+            _ => Err(self.internal("`++` of this expression", span)),
+        }
+    }
+
+    // ----- calls -----
+
+    /// A call; `dest` is `None` when the result is not used.
+    pub(super) fn call(&mut self, expr: ExprId, dest: Option<Dest>) -> Result<Operand> {
+        let span = self.span_of(expr);
+        let Expr::Call { callee, args } = &self.body.exprs[expr] else {
+            return Err(self.internal("a call", span));
+        };
+        let (callee, args) = (*callee, args.clone());
+        match &self.body.exprs[callee] {
+            Expr::Transform { .. } => {
+                let callable = self.callable(callee)?;
+                let params = match self.ty(callee) {
+                    Ty::Fn(fn_ty) => fn_ty.params.clone(),
+                    _ => return Err(self.internal("a derivative without a type", span)),
+                };
+                let operands = self.arguments(&args, &params)?;
+                let dst = self.dst(dest.unwrap_or(Dest::Any));
+                let args = self.arg_range(&operands);
+                self.emit(Instr::CallTransform { callable, dst, args }, span);
+                Ok(Self::result(dest.unwrap_or(Dest::Any), dst))
+            }
+            Expr::Name { .. } => match self.infer.resolution(callee) {
+                Some(Resolution::Function(def)) => {
+                    let unit = self.unit_of(def)?;
+                    let signature = hir::signature(self.db(), def);
+                    let params: Vec<Ty> =
+                        signature.params.iter().map(|p| hir::infer::ty_of_ref(&p.ty)).collect();
+                    let void = signature.ret == TypeRef::Void;
+                    if let Some((a, op, imm)) = self.int_imm_argument(&args, &params)? {
+                        let (dst, result) = match (dest, void) {
+                            (None, _) | (_, true) => (NO_SLOT, Operand::copy(NO_SLOT)),
+                            (Some(dest), false) => {
+                                let dst = self.dst(dest);
+                                (dst, Self::result(dest, dst))
+                            }
+                        };
+                        self.emit(Instr::CallIntImm { unit, dst, a, op, imm }, span);
+                        return Ok(result);
+                    }
+                    let operands = self.arguments(&args, &params)?;
+                    let (dst, result) = match (dest, void) {
+                        (None, _) | (_, true) => (NO_SLOT, Operand::copy(NO_SLOT)),
+                        (Some(dest), false) => {
+                            let dst = self.dst(dest);
+                            (dst, Self::result(dest, dst))
+                        }
+                    };
+                    let args = self.arg_range(&operands);
+                    self.emit(Instr::Call { unit, dst, args }, span);
+                    Ok(result)
+                }
+                Some(Resolution::Builtin(builtin)) => {
+                    self.builtin(expr, builtin, &args, dest.unwrap_or(Dest::Any))
+                }
+                _ => Err(self.internal("a call of this name", span)),
+            },
+            _ => Err(self.internal("a call of this expression", span)),
+        }
+    }
+
+    /// For a call whose only argument is `x op imm` on integers with an `int` parameter
+    /// (`f(n - 1)`), `x`'s slot, the operator and the constant, after evaluating `x`.
+    fn int_imm_argument(
+        &mut self,
+        args: &[ExprId],
+        params: &[Ty],
+    ) -> Result<Option<(Slot, IntOp, i32)>> {
+        let ([arg], [Ty::Int]) = (args, params) else { return Ok(None) };
+        let Expr::Binary { op: HirBinary::Arith(arith), lhs, rhs } = self.body.exprs[*arg] else {
+            return Ok(None);
+        };
+        let Some(imm) = self.const_int(rhs).and_then(|v| i32::try_from(v).ok()) else {
+            return Ok(None);
+        };
+        let integers = int_like(&self.ty(lhs)) && self.ty(*arg) == Ty::Int;
+        let (Some(op), true) = (int_op(arith), integers) else { return Ok(None) };
+        let a = self.expr(lhs, Dest::Any)?;
+        Ok(Some((a.slot(), op, imm)))
+    }
+
+    /// Evaluates arguments left to right, converting each to its parameter's type.
+    pub(super) fn arguments(&mut self, args: &[ExprId], params: &[Ty]) -> Result<Box<[Operand]>> {
+        let mut operands = Vec::with_capacity(args.len());
+        for (i, &arg) in args.iter().enumerate() {
+            let operand = match params.get(i) {
+                Some(param) => self.value_as(arg, param, Dest::Any, None)?,
+                None => self.expr(arg, Dest::Any)?,
+            };
+            operands.push(operand);
+        }
+        Ok(operands.into_boxed_slice())
+    }
+
+    /// The callable a callee names: a function, or a transform of one.
+    fn callable(&mut self, expr: ExprId) -> Result<u32> {
+        let span = self.span_of(expr);
+        let callable = match &self.body.exprs[expr] {
+            Expr::Name { .. } => match self.infer.resolution(expr) {
+                Some(Resolution::Function(def)) => Callable::Unit(self.unit_of(def)?),
+                _ => return Err(self.internal("a derivative of a non-function", span)),
+            },
+            Expr::Transform { op, func, wrt } => {
+                let (op, func, wrt) = (*op, *func, *wrt);
+                let inner = self.callable(func)?;
+                let wrt = match wrt {
+                    Some(wrt) => self
+                        .const_int(wrt)
+                        .and_then(|k| usize::try_from(k).ok())
+                        .ok_or_else(|| self.internal("a parameter index", span))?,
+                    None => 0,
+                };
+                Callable::Transform { op, wrt, inner }
+            }
+            _ => return Err(self.internal("this callee", span)),
+        };
+        Ok(self.builder.intern_callable(callable))
+    }
+
+    // ----- tensor literals -----
+
+    fn tensor_literal(&mut self, expr: ExprId, dest: Dest) -> Result<Operand> {
+        let span = self.span_of(expr);
+        match self.literal_shape(expr) {
+            Some(shape) => {
+                let mut leaves = Vec::new();
+                self.literal_leaves(expr, &mut leaves);
+                let constants: Option<Vec<f64>> =
+                    leaves.iter().map(|&leaf| self.const_number(leaf)).collect();
+                let dst = self.dst(dest);
+                match constants {
+                    Some(values) => {
+                        let tensor = Tensor::from_vec(&shape, values).map_err(|error| {
+                            self.internal(&format!("a literal ({error})"), span)
+                        })?;
+                        let index = self.constant(Value::tensor(tensor));
+                        self.emit(Instr::LoadConst { dst, index }, span);
+                    }
+                    None => {
+                        let mut items = Vec::with_capacity(leaves.len());
+                        for leaf in leaves {
+                            items.push(self.expr(leaf, Dest::Any)?);
+                        }
+                        let call = BuiltinCall::FromElements {
+                            shape: shape.into_boxed_slice(),
+                            items: items.into_boxed_slice(),
+                        };
+                        self.emit(Instr::Builtin { dst, call: Box::new(call) }, span);
+                    }
+                }
+                Ok(Self::result(dest, dst))
+            }
+            None => {
+                let Expr::TensorLit(elements) = &self.body.exprs[expr] else {
+                    return Err(self.internal("a tensor literal", span));
+                };
+                let elements = elements.clone();
+                let mut rows = Vec::with_capacity(elements.len());
+                for element in elements {
+                    rows.push(self.expr(element, Dest::Any)?);
+                }
+                let dst = self.dst(dest);
+                let call = BuiltinCall::StackRows(rows.into_boxed_slice());
+                self.emit(Instr::Builtin { dst, call: Box::new(call) }, span);
+                Ok(Self::result(dest, dst))
+            }
+        }
+    }
+
+    /// The shape of a literal nested only of literals with scalar leaves.
+    fn literal_shape(&self, expr: ExprId) -> Option<Vec<usize>> {
+        let Expr::TensorLit(elements) = &self.body.exprs[expr] else { return None };
+        if elements.iter().all(|&e| matches!(self.ty(e), Ty::Int | Ty::Float)) {
+            return Some(vec![elements.len()]);
+        }
+        let mut inner: Option<Vec<usize>> = None;
+        for &element in elements {
+            let shape = self.literal_shape(element)?;
+            match &inner {
+                None => inner = Some(shape),
+                Some(first) if *first == shape => {}
+                Some(_) => return None,
+            }
+        }
+        let mut shape = vec![elements.len()];
+        shape.extend(inner?);
+        Some(shape)
+    }
+
+    fn literal_leaves(&self, expr: ExprId, out: &mut Vec<ExprId>) {
+        match &self.body.exprs[expr] {
+            Expr::TensorLit(elements) => {
+                for &element in elements {
+                    self.literal_leaves(element, out);
+                }
+            }
+            _ => out.push(expr),
+        }
+    }
+}
+
+/// One `[...]` of an index chain.
+#[derive(Clone, Copy)]
+enum ChainEntry {
+    At(ExprId),
+    Slice(Option<ExprId>, Option<ExprId>),
+}
+
+/// The type of `target op= value`.
+fn compound_result(target: &Ty, value: &Ty, op: ArithOp) -> Ty {
+    match (target, value) {
+        _ if op == ArithOp::MatMul => target.clone(),
+        (Ty::Tensor(_), _) => target.clone(),
+        (_, Ty::Tensor(shape)) => Ty::Tensor(shape.clone()),
+        (Ty::Float, _) | (_, Ty::Float) => Ty::Float,
+        _ => Ty::Int,
+    }
+}
+
+/// How a declared type is written in messages.
+fn declared_text(written: &TypeRef, declared: &Ty) -> String {
+    match written {
+        TypeRef::Tensor(dims) if !dims.is_empty() => hir::infer::ty_of_ref(written).to_string(),
+        _ => declared.to_string(),
+    }
+}

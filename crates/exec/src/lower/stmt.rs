@@ -1,0 +1,477 @@
+//! Lowering statements: declarations (with their run-time shape checks and bindings), control
+//! flow as jumps, `return`, and index statements as contractions.
+
+use std::rc::Rc;
+
+use hir::{
+    ExprId, RelSpan, Stmt, StmtId, Ty,
+    body::{ArithOp, Expr, IndexAssignOp, IndexFactor, IndexStmt, Literal},
+};
+
+use super::{Dest, LoopLabels, Pending, Place, Result, UnitLowerer, shape_proven};
+use crate::code::{
+    BuiltinCall, CheckContext, DimSpec, DimsArg, IndexAssign, Instr, NO_SLOT, Operand, ShapeCheck,
+    ZeroKind,
+};
+use crate::einsum::Contraction;
+use crate::error::RuntimeError;
+
+/// A loop with an `int` counter: `loop (...; i cmp bound; i += delta)`.
+#[derive(Clone, Copy)]
+struct Counted {
+    slot: crate::code::Slot,
+    delta: i32,
+    op: crate::code::Cmp,
+    bound: Bound,
+}
+
+#[derive(Clone, Copy)]
+enum Bound {
+    Imm(i32),
+    Slot(crate::code::Slot),
+}
+
+impl UnitLowerer<'_, '_> {
+    pub(super) fn stmt(&mut self, stmt: StmtId) -> Result<()> {
+        stacker::maybe_grow(super::STACK_RED_ZONE, super::STACK_SEGMENT, || self.stmt_inner(stmt))
+    }
+
+    fn stmt_inner(&mut self, stmt: StmtId) -> Result<()> {
+        let mark = self.next_temp;
+        let span = self.body.source_map.stmt(stmt);
+        let saved = self.snapshot;
+        self.snapshot = self.stmt_effects(stmt);
+        let result = match &self.body.stmts[stmt] {
+            Stmt::Decl { local, init } => self.decl(*local, *init, span),
+            Stmt::Expr(expr) => self.effect(*expr),
+            Stmt::Block(stmts) => self.stmts(stmts),
+            Stmt::If { branches, else_branch } => {
+                if else_branch.is_none()
+                    && let [branch] = &branches[..]
+                    && self.return_if(branch.cond, &branch.body, span)?
+                {
+                    self.next_temp = mark;
+                    self.snapshot = saved;
+                    return Ok(());
+                }
+                let mut end = Pending::default();
+                let count = branches.len();
+                for (i, branch) in branches.iter().enumerate() {
+                    let next = self.branch(branch.cond, false)?;
+                    self.stmts(&branch.body)?;
+                    if i + 1 < count || else_branch.is_some() {
+                        let jump = self.emit(Instr::Jump { target: 0 }, span);
+                        end.0.push(jump);
+                    }
+                    self.bind(next);
+                }
+                if let Some(stmts) = else_branch {
+                    self.stmts(stmts)?;
+                }
+                self.bind(end);
+                Ok(())
+            }
+            Stmt::Loop { init, cond, step, body } => {
+                self.stmts(init)?;
+                if let (Some(cond), Some(step)) = (cond, step)
+                    && let Some(counted) = self.counted_loop(*cond, *step)
+                {
+                    let result = self.counted_loop_body(counted, *cond, *step, body);
+                    self.next_temp = mark;
+                    self.snapshot = saved;
+                    return result;
+                }
+                let to_cond = self.emit(Instr::Jump { target: 0 }, span);
+                let body_start = self.here();
+                self.loops
+                    .push(LoopLabels { breaks: Pending::default(), continues: Pending::default() });
+                let body_result = self.stmts(body);
+                let labels = self.loops.pop();
+                body_result?;
+                let labels = labels.ok_or_else(|| RuntimeError::internal("loop labels"))?;
+                self.bind(labels.continues);
+                if let Some(step) = step {
+                    let mark = self.next_temp;
+                    self.effect(*step)?;
+                    self.next_temp = mark;
+                }
+                self.bind(Pending(vec![to_cond]));
+                match cond {
+                    Some(cond) => {
+                        let mark = self.next_temp;
+                        let back = self.branch(*cond, true)?;
+                        self.next_temp = mark;
+                        for at in back.0 {
+                            super::set_target(&mut self.code[at], body_start);
+                        }
+                    }
+                    None => {
+                        self.emit(Instr::Jump { target: body_start }, span);
+                    }
+                }
+                self.bind(labels.breaks);
+                Ok(())
+            }
+            Stmt::Break => {
+                let jump = self.emit(Instr::Jump { target: 0 }, span);
+                match self.loops.last_mut() {
+                    Some(labels) => labels.breaks.0.push(jump),
+                    None => return Err(self.internal("`break` outside a loop", span)),
+                }
+                Ok(())
+            }
+            Stmt::Continue => {
+                let jump = self.emit(Instr::Jump { target: 0 }, span);
+                match self.loops.last_mut() {
+                    Some(labels) => labels.continues.0.push(jump),
+                    None => return Err(self.internal("`continue` outside a loop", span)),
+                }
+                Ok(())
+            }
+            Stmt::Return(value) => self.return_stmt(*value, span),
+            Stmt::Index(index) => self.index_stmt(index, span),
+        };
+        self.next_temp = mark;
+        self.snapshot = saved;
+        result
+    }
+
+    /// Recognises `loop (...; i cmp bound; i++)` (or `i--`, `i += k`, `i -= k` with a constant
+    /// `k`) on an `int` variable `i` and a bound that is a constant or an `int` variable.
+    fn counted_loop(&self, cond: ExprId, step: ExprId) -> Option<Counted> {
+        let (target, delta) = match self.body.exprs[step] {
+            Expr::IncDec { target, increment, .. } => (target, if increment { 1 } else { -1 }),
+            Expr::Assign { op: Some(op @ (ArithOp::Add | ArithOp::Sub)), target, value } => {
+                let k = i32::try_from(self.const_int(value)?).ok()?;
+                (target, if op == ArithOp::Add { k } else { k.checked_neg()? })
+            }
+            _ => return None,
+        };
+        let slot = self.int_slot(target)?;
+        let Expr::Binary { op: hir::body::BinaryOp::Cmp(cmp), lhs, rhs } = self.body.exprs[cond]
+        else {
+            return None;
+        };
+        if self.int_slot(lhs)? != slot || self.snapshot {
+            return None;
+        }
+        let bound = match self.const_int(rhs).and_then(|v| i32::try_from(v).ok()) {
+            Some(imm) => Bound::Imm(imm),
+            None => Bound::Slot(self.int_slot(rhs)?),
+        };
+        Some(Counted { slot, delta, op: super::expr::cmp_of(cmp), bound })
+    }
+
+    /// The slot of a plain `int` local named by `expr`.
+    fn int_slot(&self, expr: ExprId) -> Option<crate::code::Slot> {
+        if !matches!(self.body.exprs[expr], Expr::Name { .. }) || self.ty(expr) != Ty::Int {
+            return None;
+        }
+        let Some(hir::Resolution::Local(local)) = self.infer.resolution(expr) else { return None };
+        match self.place_of(local).ok()? {
+            Place::Slot(slot) => Some(slot),
+            Place::Global(_) => None,
+        }
+    }
+
+    /// A counted loop: the condition tested once on entry, then the body, then one
+    /// [`Instr::LoopInt`] that steps the counter and jumps back while the condition holds.
+    fn counted_loop_body(
+        &mut self,
+        counted: Counted,
+        cond: ExprId,
+        step: ExprId,
+        body: &[StmtId],
+    ) -> Result<()> {
+        // The instruction can only fail in the step (overflow), so it carries the step's span.
+        let step_span = self.span_of(step);
+        let exit = self.branch(cond, false)?;
+        let body_start = self.here();
+        self.loops.push(LoopLabels { breaks: Pending::default(), continues: Pending::default() });
+        let body_result = self.stmts(body);
+        let labels = self.loops.pop();
+        body_result?;
+        let labels = labels.ok_or_else(|| RuntimeError::internal("loop labels"))?;
+        self.bind(labels.continues);
+        let Counted { slot, delta, op, bound } = counted;
+        let instr = match bound {
+            Bound::Imm(imm) => Instr::LoopIntImm { slot, delta, op, imm, target: body_start },
+            Bound::Slot(rhs) => Instr::LoopInt { slot, delta, op, rhs, target: body_start },
+        };
+        self.emit(instr, step_span);
+        self.bind(exit);
+        self.bind(labels.breaks);
+        Ok(())
+    }
+
+    /// `if (a cmp imm) { return x; }` with an integer `a` and a plain variable `x` of the
+    /// function's scalar result type, as one [`Instr::ReturnIfIntCmpImm`]; false (and nothing
+    /// emitted) for any other statement.
+    fn return_if(&mut self, cond: ExprId, body: &[StmtId], span: RelSpan) -> Result<bool> {
+        let [stmt] = body else { return Ok(false) };
+        let Stmt::Return(Some(value)) = self.body.stmts[*stmt] else { return Ok(false) };
+        let Expr::Binary { op: hir::body::BinaryOp::Cmp(cmp), lhs, rhs } = self.body.exprs[cond]
+        else {
+            return Ok(false);
+        };
+        let Some(imm) = self.const_int(rhs).and_then(|v| i32::try_from(v).ok()) else {
+            return Ok(false);
+        };
+        if self.snapshot || !matches!(self.ty(lhs), Ty::Int | Ty::Char | Ty::Bool) {
+            return Ok(false);
+        }
+        if self.def.kind(self.db()) != hir::DefKind::Function {
+            return Ok(false);
+        }
+        let Some(hir::Resolution::Local(local)) = self.infer.resolution(value) else {
+            return Ok(false);
+        };
+        let ret = hir::infer::ty_of_ref(&hir::signature(self.db(), self.def).ret);
+        let scalar = matches!(ret, Ty::Int | Ty::Float | Ty::Bool | Ty::Char);
+        let plain = matches!(self.body.exprs[value], Expr::Name { .. }) && !self.is_var(local);
+        let Ok(Place::Slot(slot)) = self.place_of(local) else { return Ok(false) };
+        if !scalar || !plain || self.ty(value) != ret {
+            return Ok(false);
+        }
+        let a = self.expr(lhs, Dest::Any)?;
+        let op = super::expr::cmp_of(cmp);
+        let instr = Instr::ReturnIfIntCmpImm { op, a: a.slot(), imm, src: Operand::copy(slot) };
+        self.emit(instr, span);
+        Ok(true)
+    }
+
+    /// Whether the expressions of a statement itself (not of the statements inside it) have
+    /// nested side effects; see `snapshot`.
+    fn stmt_effects(&self, stmt: StmtId) -> bool {
+        let exprs: Vec<ExprId> = match &self.body.stmts[stmt] {
+            Stmt::Decl { init, .. } => init.iter().copied().collect(),
+            Stmt::Expr(expr) => vec![*expr],
+            Stmt::If { branches, .. } => branches.iter().map(|b| b.cond).collect(),
+            Stmt::Loop { cond, step, .. } => cond.iter().chain(step).copied().collect(),
+            Stmt::Return(value) => value.iter().copied().collect(),
+            Stmt::Index(index) => index
+                .factors
+                .iter()
+                .filter_map(|f| match f {
+                    IndexFactor::Scalar(e) => Some(*e),
+                    IndexFactor::Tensor(_) => None,
+                })
+                .collect(),
+            Stmt::Block(_) | Stmt::Break | Stmt::Continue => Vec::new(),
+        };
+        exprs.into_iter().any(|e| self.nested_effects(e, true))
+    }
+
+    fn stmts(&mut self, stmts: &[StmtId]) -> Result<()> {
+        for &stmt in stmts {
+            self.stmt(stmt)?;
+        }
+        Ok(())
+    }
+
+    fn decl(&mut self, local: hir::LocalId, init: Option<ExprId>, span: RelSpan) -> Result<()> {
+        let place = self.place_of(local)?;
+        let declared = self.infer.type_of_local(local).clone();
+        let name = self.body.locals[local].name.to_string();
+        let local_span = self.body.source_map.local(local);
+        let slot = match place {
+            Place::Slot(slot) => slot,
+            Place::Global(_) => self.temp(),
+        };
+        match init {
+            Some(init) => {
+                let value = match self.flat_initializer(init, &declared) {
+                    // The literal's elements fill the declared shape row-major.
+                    Some(shape) => {
+                        let literal = self.expr(init, Dest::Any)?;
+                        self.reshape_to(literal, &shape, Dest::Slot(slot), span)
+                    }
+                    None => self.value_as(init, &declared, Dest::Slot(slot), Some(local_span))?,
+                };
+                if value.slot() != slot {
+                    self.emit(Instr::Copy { dst: slot, src: value }, span);
+                }
+            }
+            None => {
+                let kind = match &declared {
+                    Ty::Int => ZeroKind::Int,
+                    Ty::Float => ZeroKind::Float,
+                    Ty::Bool => ZeroKind::Bool,
+                    Ty::Char => ZeroKind::Char,
+                    Ty::Tensor(_) => {
+                        let (dims, _) = self.decl_dims(local, span, false);
+                        ZeroKind::Tensor(dims.into_boxed_slice())
+                    }
+                    _ => return Err(self.internal("a declaration of this type", span)),
+                };
+                self.emit(Instr::Zero { dst: slot, kind: Box::new(kind) }, span);
+            }
+        }
+        if self.is_var(local) {
+            self.emit(Instr::Leaf { slot }, span);
+        }
+        // Declared dimensions are checked (and fresh shape variables bound) unless the checker
+        // proved the initializer's shape.
+        let has_dims =
+            matches!(&self.body.locals[local].ty, hir::body::TypeRef::Tensor(d) if !d.is_empty());
+        if has_dims && let Some(init) = init {
+            let value_ty = self.ty(init);
+            let fresh = !self.fresh_shape_vars(local).is_empty();
+            if fresh || !shape_proven(&declared, &value_ty) {
+                let (dims, names) = self.decl_dims(local, span, true);
+                let declared_text = hir::infer::ty_of_ref(&self.body.locals[local].ty).to_string();
+                let check = self.add_check(ShapeCheck {
+                    context: CheckContext::Variable { name },
+                    declared: declared_text,
+                    names,
+                    dims,
+                    ranked: true,
+                });
+                self.emit(Instr::CheckShape { slot, check }, span);
+            }
+        }
+        if let Place::Global(global) = place {
+            self.emit(Instr::StoreGlobal { global, src: Operand::take(slot) }, span);
+        }
+        Ok(())
+    }
+
+    /// The declared shape, when `init` is a flat literal of scalars that fills it row-major
+    /// (`var Tensor b[2][1] = [3, 1];`).
+    fn flat_initializer(&self, init: ExprId, declared: &Ty) -> Option<Vec<usize>> {
+        let Expr::TensorLit(elements) = &self.body.exprs[init] else { return None };
+        let flat = elements.iter().all(|&e| matches!(self.ty(e), Ty::Int | Ty::Float));
+        let dims = declared.shape()?.dims()?;
+        let shape: Option<Vec<usize>> = dims
+            .iter()
+            .map(|dim| match dim {
+                hir::Dim::Known(n) => usize::try_from(*n).ok(),
+                _ => None,
+            })
+            .collect();
+        let shape = shape?;
+        let count: usize = shape.iter().product();
+        (flat && dims.len() != 1 && count == elements.len()).then_some(shape)
+    }
+
+    fn reshape_to(&mut self, x: Operand, shape: &[usize], dest: Dest, span: RelSpan) -> Operand {
+        let ints: Vec<Operand> = shape
+            .iter()
+            .map(|&n| {
+                let slot = self.temp();
+                self.emit(Instr::LoadInt { dst: slot, value: n as i64 }, span);
+                Operand::take(slot)
+            })
+            .collect();
+        let dst = self.dst(dest);
+        let call = BuiltinCall::Reshape { x, dims: DimsArg::Ints(ints.into_boxed_slice()) };
+        self.emit(Instr::Builtin { dst, call: Box::new(call) }, span);
+        Self::result(dest, dst)
+    }
+
+    fn return_stmt(&mut self, value: Option<ExprId>, span: RelSpan) -> Result<()> {
+        let Some(value) = value else {
+            self.emit(Instr::Return { src: None }, span);
+            return Ok(());
+        };
+        let signature = hir::signature(self.db(), self.def);
+        let ret_ref = signature.ret.clone();
+        let ret = hir::infer::ty_of_ref(&ret_ref);
+        let value_ty = self.ty(value);
+        let operand = self.value_as(value, &ret, Dest::Any, Some(span))?;
+        let needs_check = matches!(&ret_ref, hir::body::TypeRef::Tensor(d) if !d.is_empty())
+            && !shape_proven(&ret, &value_ty);
+        if needs_check {
+            let slot = operand.slot();
+            let (dims, names) = self.return_dims(&ret_ref);
+            let check = self.add_check(ShapeCheck {
+                context: CheckContext::Return { function: self.function_name.clone() },
+                declared: ret.to_string(),
+                names,
+                dims,
+                ranked: true,
+            });
+            self.emit(Instr::CheckShape { slot, check }, span);
+        }
+        // `return a + b;` on ints: the arithmetic that made the temporary returns it directly.
+        let fusable = ret == Ty::Int && operand.is_take() && self.last_bound != Some(self.here());
+        if fusable
+            && let Some(&Instr::IntArith { op, dst, a, b }) = self.code.last()
+            && dst == operand.slot()
+            && let Some(last) = self.code.last_mut()
+        {
+            *last = Instr::ReturnIntArith { op, a, b };
+            return Ok(());
+        }
+        self.emit(Instr::Return { src: Some(operand) }, span);
+        Ok(())
+    }
+
+    fn return_dims(&self, ret: &hir::body::TypeRef) -> (Vec<DimSpec>, Vec<Option<String>>) {
+        let hir::body::TypeRef::Tensor(dims) = ret else { return (Vec::new(), Vec::new()) };
+        dims.iter()
+            .map(|dim| match dim {
+                hir::DimRef::Known(n) => (DimSpec::Known(usize::try_from(*n).unwrap_or(0)), None),
+                hir::DimRef::Var(name) => {
+                    let spec = self.function_shape_var(name).map_or(DimSpec::Any, DimSpec::Slot);
+                    (spec, Some(name.to_string()))
+                }
+                hir::DimRef::Error => (DimSpec::Any, None),
+            })
+            .unzip()
+    }
+
+    /// `C(i,j) op= factors...` as one contraction whose output labels are the target's.
+    fn index_stmt(&mut self, stmt: &IndexStmt, span: RelSpan) -> Result<()> {
+        let target_expr = stmt.target.tensor;
+        let Some(hir::Resolution::Local(local)) = self.infer.resolution(target_expr) else {
+            return Err(self.internal("an index statement whose target is not a local", span));
+        };
+        let Place::Slot(target) = self.place_of(local)? else {
+            return Err(self.internal("an index statement writing a constant", span));
+        };
+        if self.is_var(local) {
+            self.emit(Instr::RefreshVar { slot: target }, span);
+        }
+        let output: Vec<String> = stmt.target.labels.iter().map(|l| l.name.to_string()).collect();
+        let mut labels: Vec<Vec<String>> = Vec::new();
+        let mut operands: Vec<Operand> = Vec::new();
+        let op = match stmt.op {
+            IndexAssignOp::Assign => IndexAssign::Assign,
+            IndexAssignOp::AddAssign => IndexAssign::Add,
+            IndexAssignOp::MulAssign => IndexAssign::Mul,
+        };
+        if op == IndexAssign::Mul {
+            labels.push(output.clone());
+            operands.push(Operand::copy(target));
+        }
+        for factor in &stmt.factors {
+            match factor {
+                IndexFactor::Tensor(view) => {
+                    labels.push(view.labels.iter().map(|l| l.name.to_string()).collect());
+                    operands.push(self.expr(view.tensor, Dest::Any)?);
+                }
+                IndexFactor::Scalar(expr) => {
+                    if let Expr::Literal(Literal::String(_)) = self.body.exprs[*expr] {
+                        return Err(self.internal("a string factor", span));
+                    }
+                    labels.push(Vec::new());
+                    operands.push(self.expr(*expr, Dest::Any)?);
+                }
+            }
+        }
+        let contraction = Contraction::from_labels(&labels, &output, 1.0)
+            .map_err(|error| self.internal(&format!("an index statement ({error})"), span))?;
+        let name = self.source_text(stmt.target.span);
+        let call = BuiltinCall::IndexStatement {
+            target,
+            name: name.into_boxed_str(),
+            op,
+            contraction: Rc::new(contraction),
+            operands: operands.into_boxed_slice(),
+            labels: output.into_iter().map(String::into_boxed_str).collect(),
+        };
+        self.emit(Instr::Builtin { dst: NO_SLOT, call: Box::new(call) }, span);
+        Ok(())
+    }
+}

@@ -1,0 +1,60 @@
+//! Running a checked program: lowering it, executing its top level with an output stream and
+//! limits, and reporting what the benchmark harness wants to know.
+
+use std::io::Write;
+use std::time::Instant;
+
+use hir::{Db, SourceFile};
+
+use crate::autodiff::Tape;
+use crate::error::RuntimeError;
+use crate::interp::{Limits, Machine};
+use crate::lower::lower_program;
+
+/// The native stack the interpreter runs on. Nabla calls do not use it (they live on the
+/// interpreter's own stack), but each nesting level of derivatives does, and it is the second line
+/// of defence behind the transform-depth limit.
+pub const INTERPRETER_STACK_BYTES: usize = 256 << 20;
+
+/// What a finished run measured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RunReport {
+    /// Lowering and execution, without reading, parsing or checking.
+    pub run_seconds: f64,
+    /// The size of one record of the autodiff tape.
+    pub tape_bytes_per_op: Option<f64>,
+}
+
+/// Lowers the program whose main file is `main` (which must be free of errors, like everything it
+/// imports) and runs its top level, printing to `out`.
+///
+/// On a run-time error the output printed before it has been written to `out`; the error carries
+/// the span of the failing operation and the stack of calls.
+pub fn run_program(
+    db: &dyn Db,
+    main: SourceFile,
+    out: &mut dyn Write,
+    limits: Limits,
+) -> Result<RunReport, RuntimeError> {
+    let start = Instant::now();
+    let program = lower_program(db, main)?;
+    let mut machine = Machine::new(&program, out, limits)?;
+    machine.run()?;
+    Ok(RunReport {
+        run_seconds: start.elapsed().as_secs_f64(),
+        tape_bytes_per_op: Some(Tape::record_bytes() as f64),
+    })
+}
+
+/// Runs `f` on a new thread with [`INTERPRETER_STACK_BYTES`] of stack and returns its result, or
+/// `None` if the thread could not be started or did not finish normally.
+pub fn on_interpreter_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Option<T> {
+    std::thread::scope(|scope| {
+        let handle = std::thread::Builder::new()
+            .name("nabla-interpreter".to_owned())
+            .stack_size(INTERPRETER_STACK_BYTES)
+            .spawn_scoped(scope, f)
+            .ok()?;
+        handle.join().ok()
+    })
+}

@@ -1,0 +1,199 @@
+//! The execution API end to end without the command line: programs written to a scratch
+//! directory, checked, lowered and run, with their output, errors and code inspected directly.
+//! (The golden programs of `test_data/run` run through the `nabla` binary in `crates/cli`.)
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use exec::code::Instr;
+use exec::error::{RuntimeError, RuntimeErrorKind};
+use exec::interp::{Limits, Machine};
+use hir::{Database, Severity, SourceFile};
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nabla-exec-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("{err}"));
+    dir
+}
+
+/// Loads `text` as `DIR/main.nb` into a database and checks that it has no errors.
+fn load(dir: &Path, text: &str) -> (Database, SourceFile) {
+    let path = dir.join("main.nb");
+    std::fs::write(&path, text).unwrap_or_else(|err| panic!("{err}"));
+    let mut db = Database::default();
+    let read = &mut |p: &Path| std::fs::read_to_string(p).map_err(|e| e.to_string());
+    let main = db.load_with_imports(&path, read).unwrap_or_else(|err| panic!("{err}"));
+    for file in db.files() {
+        let errors: Vec<_> = hir::file_diagnostics(&db, file)
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(|d| d.message.clone())
+            .collect();
+        assert!(errors.is_empty(), "check errors: {errors:?}");
+    }
+    (db, main)
+}
+
+/// Checks and runs `text`, returning what it printed and its error, if any.
+fn run_with(name: &str, text: &str, limits: Limits) -> (String, Option<RuntimeError>, PathBuf) {
+    let dir = scratch(name);
+    let (db, main) = load(&dir, text);
+    let mut out = Vec::new();
+    let result = exec::run::run_program(&db, main, &mut out, limits);
+    (String::from_utf8_lossy(&out).into_owned(), result.err(), dir)
+}
+
+fn run(name: &str, text: &str) -> (String, Option<RuntimeError>) {
+    let (out, error, _) = run_with(name, text, Limits::default());
+    (out, error)
+}
+
+/// The text a span covers.
+fn span_text(db: &Database, span: hir::HirSpan) -> String {
+    let (file, range) = hir::file_range(db, span);
+    file.text(db)[usize::from(range.start())..usize::from(range.end())].to_owned()
+}
+
+#[test]
+fn the_specification_examples_print_what_it_says() {
+    let (out, error) = run("spec", "print([1, 2] @ [[1, 2], [3, 4]]);\n");
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(out, "[7.0, 10.0]\n");
+}
+
+/// `save` writes a C-order float64 `.npy` file: checked byte by byte here, and read back by
+/// NumPy when it is installed.
+#[test]
+fn saved_files_are_numpy_arrays() {
+    let text = "Tensor x[2][3] = [[1.5, 2, 3], [4, 5, -6.25]];\nsave(transpose(x), \"x.npy\");\n";
+    let (out, error, dir) = run_with("npy", text, Limits::default());
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(out, "");
+    let bytes = std::fs::read(dir.join("x.npy")).unwrap_or_else(|err| panic!("{err}"));
+    assert_eq!(&bytes[..6], b"\x93NUMPY");
+    let header_len = usize::from(u16::from_le_bytes([bytes[8], bytes[9]]));
+    let header = String::from_utf8_lossy(&bytes[10..10 + header_len]).into_owned();
+    assert!(header.contains("'descr': '<f8'"), "{header}");
+    assert!(header.contains("'fortran_order': False"), "{header}");
+    assert!(header.contains("'shape': (3, 2)"), "{header}");
+    let values: Vec<f64> = bytes[10 + header_len..]
+        .chunks_exact(8)
+        .map(|chunk| f64::from_le_bytes(chunk.try_into().unwrap_or([0; 8])))
+        .collect();
+    assert_eq!(values, [1.5, 4.0, 2.0, 5.0, 3.0, -6.25]);
+    let numpy = Command::new("python3").args(["-c", "import numpy"]).output();
+    if numpy.is_ok_and(|output| output.status.success()) {
+        let script =
+            "import numpy, sys\na = numpy.load(sys.argv[1])\nprint(a.dtype, a.shape, a.tolist())";
+        let output = Command::new("python3")
+            .args(["-c", script, &dir.join("x.npy").to_string_lossy()])
+            .output()
+            .unwrap_or_else(|err| panic!("{err}"));
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            "float64 (3, 2) [[1.5, 4.0], [2.0, 5.0], [3.0, -6.25]]\n"
+        );
+    }
+}
+
+/// A run-time error names the failing operation and the calls that led to it.
+#[test]
+fn errors_carry_the_span_and_the_stack() {
+    let text = "function int div(int a, int b) {\n    return a / b;\n}\nfunction int twice(int x) {\n    return div(x, 0) * 2;\n}\nprint(div(6, 3));\nprint(twice(1));\n";
+    let dir = scratch("stack");
+    let (db, main) = load(&dir, text);
+    let mut out = Vec::new();
+    let error = exec::run::run_program(&db, main, &mut out, Limits::default())
+        .err()
+        .unwrap_or_else(|| panic!("no error"));
+    assert_eq!(String::from_utf8_lossy(&out), "2\n");
+    assert_eq!(error.kind, RuntimeErrorKind::Error);
+    assert_eq!(error.message, "integer division by zero: 1 / 0");
+    let span = error.span.unwrap_or_else(|| panic!("no span"));
+    assert_eq!(span_text(&db, span), "a / b");
+    let stack: Vec<(String, String)> = error
+        .stack
+        .iter()
+        .map(|frame| (frame.function.clone(), span_text(&db, frame.span)))
+        .collect();
+    let expected = [("div", "a / b"), ("twice", "div(x, 0)"), ("<top level>", "twice(1)")];
+    let expected: Vec<(String, String)> =
+        expected.iter().map(|(f, s)| (f.to_string(), s.to_string())).collect();
+    assert_eq!(stack, expected);
+}
+
+/// The recursion limit is a configurable, clean error.
+#[test]
+fn the_call_depth_is_limited() {
+    let text = "function int down(int n) {\n    if (n == 0) {\n        return 0;\n    }\n    return down(n - 1);\n}\nprint(down(40));\nprint(down(60));\n";
+    let limits = Limits { max_call_depth: 50, ..Limits::default() };
+    let (out, error, _) = run_with("depth", text, limits);
+    assert_eq!(out, "0\n");
+    let error = error.unwrap_or_else(|| panic!("no error"));
+    assert!(error.message.starts_with("recursion is too deep: more than 50 nested calls"));
+    assert_eq!(error.stack.len(), 51);
+}
+
+/// Integer loops and recursion lower to the specialised instructions that make them fast.
+#[test]
+fn hot_code_lowers_to_specialised_instructions() {
+    let text = "function int fib(int n) {\n    if (n < 2) {\n        return n;\n    }\n    return fib(n - 1) + fib(n - 2);\n}\nint s = 0;\nloop (int i = 0; i < 10; i++) {\n    s += i * i;\n}\nprint(s, fib(10));\n";
+    let dir = scratch("lowering");
+    let (db, main) = load(&dir, text);
+    let program = exec::lower::lower_program(&db, main).unwrap_or_else(|err| panic!("{err}"));
+    let fib = program.units.iter().find(|u| u.name == "fib").unwrap_or_else(|| panic!("no fib"));
+    let kinds: Vec<&str> = fib
+        .code
+        .iter()
+        .map(|instr| match instr {
+            Instr::ReturnIfIntCmpImm { .. } => "return-if",
+            Instr::CallIntImm { .. } => "call-imm",
+            Instr::ReturnIntArith { .. } => "return-arith",
+            Instr::Return { .. } => "return",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["return-if", "call-imm", "call-imm", "return-arith", "return"]);
+    // `s += i * i` is two integer instructions, and the loop's step and test are one.
+    let main_unit = &program.units[program.main as usize];
+    let count = |f: fn(&Instr) -> bool| main_unit.code.iter().filter(|i| f(i)).count();
+    assert_eq!(count(|i| matches!(i, Instr::IntArith { .. })), 2, "{:?}", main_unit.code);
+    assert_eq!(count(|i| matches!(i, Instr::LoopIntImm { .. })), 1, "{:?}", main_unit.code);
+    let mut out = Vec::new();
+    let mut machine =
+        Machine::new(&program, &mut out, Limits::default()).unwrap_or_else(|err| panic!("{err}"));
+    machine.run().unwrap_or_else(|err| panic!("{err}"));
+    drop(machine);
+    assert_eq!(String::from_utf8_lossy(&out), "285 55\n");
+}
+
+/// Tests run in isolation after the constants they may read, and a failed assertion is told
+/// apart from other errors.
+#[test]
+fn tests_run_on_fresh_machines() {
+    let text = "cns int N = 3;\nprint(\"top level does not run for tests\");\ntest \"passes\" {\n    Tensor t[N];\n    assert(sum(t + 1) == N);\n    print(rand([1]));\n}\ntest \"fails\" {\n    assert_eq(N, 4);\n}\n";
+    let dir = scratch("tests");
+    let (db, main) = load(&dir, text);
+    let program = exec::lower::lower_program(&db, main).unwrap_or_else(|err| panic!("{err}"));
+    assert_eq!(program.tests.len(), 2);
+    let mut outputs = Vec::new();
+    for (name, unit) in &program.tests {
+        let mut out = Vec::new();
+        let mut machine = Machine::new(&program, &mut out, Limits::default())
+            .unwrap_or_else(|err| panic!("{err}"));
+        let result = machine.run_constants().and_then(|()| machine.run_test(*unit));
+        drop(machine);
+        outputs.push((name.clone(), String::from_utf8_lossy(&out).into_owned(), result.err()));
+    }
+    assert_eq!(outputs[0].0, "passes");
+    assert!(outputs[0].2.is_none(), "{:?}", outputs[0].2);
+    // Every test starts from seed 0: the same first random number as a program.
+    let (program_out, _) = run("seed", "print(rand([1]));\n");
+    assert_eq!(outputs[0].1, program_out);
+    let failure = outputs[1].2.as_ref().unwrap_or_else(|| panic!("the test passed"));
+    assert_eq!(failure.kind, RuntimeErrorKind::Assertion);
+    assert_eq!(failure.message, "assert_eq(N, 4) failed: the left side is 3, the right side is 4");
+}

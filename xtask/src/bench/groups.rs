@@ -1,0 +1,254 @@
+//! The comparative benchmark groups as data: which Nabla program under `bench/` is measured
+//! against which figure of the group's reference script, and the issue's target for the ratio.
+
+/// A group of rows, one section of `docs/performance.md`, named on the command line.
+pub struct Group {
+    pub name: &'static str,
+    pub title: &'static str,
+    /// The reference script under `bench/`.
+    pub script: &'static str,
+    pub rows: &'static [Row],
+    /// A paragraph under the table: what the rows mean and how they were measured.
+    pub notes: &'static str,
+}
+
+pub enum Row {
+    /// A Nabla program's time against a reference's.
+    Time { benchmark: &'static str, nabla: Program, reference: Reference, target: Option<Target> },
+    /// A Nabla program's time against each of several tools, then against the fastest of them.
+    EachAndFastest {
+        benchmark: &'static str,
+        nabla: Program,
+        tools: &'static [(&'static str, &'static str)],
+    },
+    /// The tape memory a Nabla program reports per recorded scalar operation.
+    TapeBytes { benchmark: &'static str, nabla: Program },
+}
+
+/// A Nabla program's figure: its median run time, less its baseline's (the same set-up without
+/// the measured kernel), divided by how many times it runs the kernel.
+#[derive(Clone, Copy)]
+pub struct Program {
+    pub file: &'static str,
+    pub baseline: Option<&'static str>,
+    pub per: f64,
+}
+
+pub enum Reference {
+    /// A figure of the group's script, by key, with the tool's name for the table.
+    Script { key: &'static str, tool: &'static str },
+    /// The fastest of several figures of the group's script, by key, with the tools' names.
+    Fastest(&'static [(&'static str, &'static str)]),
+    /// Another Nabla program: forward only against forward and backward.
+    Nabla { program: Program, tool: &'static str },
+}
+
+/// The largest ratio (Nabla's time over the reference's) the issue accepts.
+#[derive(Clone, Copy)]
+pub struct Target {
+    pub max_ratio: f64,
+    pub text: &'static str,
+}
+
+pub const GROUPS: &[Group] = &[ENGINE, AUTODIFF, EINSUM];
+
+const fn once(file: &'static str) -> Program {
+    Program { file, baseline: None, per: 1.0 }
+}
+
+const fn kernel(file: &'static str, baseline: &'static str, per: f64) -> Program {
+    Program { file, baseline: Some(baseline), per }
+}
+
+const THREE_TIMES_FASTER: Target =
+    Target { max_ratio: 1.0 / 3.0, text: "≤ 0.33 (≥ 3x faster)" };
+
+const ENGINE: Group = Group {
+    name: "engine",
+    title: "Engine (issue 4)",
+    script: "engine.py",
+    rows: &[
+        Row::Time {
+            benchmark: "scalar loop `s += i * i`, 2·10^6 int iterations",
+            nabla: once("engine/scalar_loop.nb"),
+            reference: Reference::Script { key: "scalar_loop.cpython", tool: "CPython" },
+            target: Some(THREE_TIMES_FASTER),
+        },
+        Row::Time {
+            benchmark: "recursive `fib(27)`",
+            nabla: once("engine/fib.nb"),
+            reference: Reference::Script { key: "fib27.cpython", tool: "CPython" },
+            target: Some(THREE_TIMES_FASTER),
+        },
+        Row::Time {
+            benchmark: "1024x1024 `@`",
+            nabla: kernel("engine/matmul_1024.nb", "engine/matmul_1024_setup.nb", 10.0),
+            reference: Reference::Script { key: "matmul1024.numpy", tool: "NumPy" },
+            target: Some(Target { max_ratio: 1.1, text: "≤ 1.1" }),
+        },
+        Row::Time {
+            benchmark: "2048x2048 `@`",
+            nabla: kernel("engine/matmul_2048.nb", "engine/matmul_2048_setup.nb", 4.0),
+            reference: Reference::Script { key: "matmul2048.numpy", tool: "NumPy" },
+            target: Some(Target { max_ratio: 1.1, text: "≤ 1.1" }),
+        },
+        Row::Time {
+            benchmark: "`exp(a) * b + c`, 10^7 elements",
+            nabla: kernel("engine/elementwise.nb", "engine/elementwise_setup.nb", 5.0),
+            reference: Reference::Script { key: "elementwise.numpy", tool: "NumPy" },
+            target: Some(Target { max_ratio: 1.5, text: "≤ 1.5" }),
+        },
+    ],
+    notes: "CPython runs the same loops in plain Python (`for i in range(...)`). A Nabla program \
+            that runs a kernel several times is timed less a copy without the kernel (its \
+            set-up: random inputs), divided by the repetitions. NumPy runs on the OpenBLAS its \
+            wheel bundles.",
+};
+
+/// NiLang's second loop, with its gradient: the program several rows compare.
+const AFFINE_SIN_GRADIENT: Program = once("autodiff/affine_sin_gradient.nb");
+const MLP_STEP: Program = kernel("autodiff/mlp_step.nb", "autodiff/mlp_setup.nb", 20.0);
+const PER_ITERATION: Target = Target { max_ratio: 0.01, text: "≤ 0.01 (≥ 100x faster)" };
+
+const AUTODIFF: Group = Group {
+    name: "autodiff",
+    title: "Autodiff (issue 5)",
+    script: "autodiff.py",
+    rows: &[
+        Row::Time {
+            benchmark: "loop `x = x + one`, 10^6 iterations: gradient / forward only",
+            nabla: once("autodiff/add_gradient.nb"),
+            reference: Reference::Nabla {
+                program: once("autodiff/add_forward.nb"),
+                tool: "Nabla, forward only",
+            },
+            target: Some(Target { max_ratio: 3.0, text: "≤ 3" }),
+        },
+        Row::Time {
+            benchmark: "loop `x = x * a + sin(x) * b`, 10^6 iterations: gradient / forward only",
+            nabla: AFFINE_SIN_GRADIENT,
+            reference: Reference::Nabla {
+                program: once("autodiff/affine_sin_forward.nb"),
+                tool: "Nabla, forward only",
+            },
+            target: Some(Target { max_ratio: 3.0, text: "≤ 3" }),
+        },
+        Row::Time {
+            benchmark: "loop `x = x + one`, gradient, per iteration",
+            nabla: Program { per: 1e6, ..once("autodiff/add_gradient.nb") },
+            reference: Reference::Script { key: "add.torch", tool: "PyTorch eager" },
+            target: Some(PER_ITERATION),
+        },
+        Row::Time {
+            benchmark: "loop `x = x * a + sin(x) * b`, gradient, per iteration",
+            nabla: Program { per: 1e6, ..AFFINE_SIN_GRADIENT },
+            reference: Reference::Script { key: "affine_sin.torch", tool: "PyTorch eager" },
+            target: Some(PER_ITERATION),
+        },
+        Row::Time {
+            benchmark: "loop `x = x * a + sin(x) * b`, gradient, 10^6 iterations",
+            nabla: AFFINE_SIN_GRADIENT,
+            reference: Reference::Script {
+                key: "affine_sin.jax",
+                tool: "JAX `jit(grad(...))` of `lax.fori_loop`",
+            },
+            target: Some(Target { max_ratio: 3.0, text: "≤ 3" }),
+        },
+        Row::Time {
+            benchmark: "784-256-10 tanh MLP training step, batch 128, float64",
+            nabla: MLP_STEP,
+            reference: Reference::Script { key: "mlp.torch", tool: "PyTorch eager" },
+            target: Some(Target { max_ratio: 1.25, text: "≤ 1.25" }),
+        },
+        Row::Time {
+            benchmark: "784-256-10 tanh MLP training step, batch 128, float64",
+            nabla: MLP_STEP,
+            reference: Reference::Script { key: "mlp.numpy", tool: "NumPy, hand-written backward" },
+            target: Some(Target { max_ratio: 1.5, text: "≤ 1.5" }),
+        },
+        Row::TapeBytes {
+            benchmark: "tape memory per recorded scalar op, loop `x = x + one`",
+            nabla: once("autodiff/add_gradient.nb"),
+        },
+        Row::TapeBytes {
+            benchmark: "tape memory per recorded scalar op, loop `x = x * a + sin(x) * b`",
+            nabla: AFFINE_SIN_GRADIENT,
+        },
+    ],
+    notes: "NiLang's loops start from x0 = 0.5 with a = 0.9, b = 0.1; the gradient is d x / d x0. \
+            PyTorch builds its graph op by op in Python, so it runs 10^4 iterations and the \
+            per-iteration rows divide both sides' forward-and-backward times by their iteration \
+            counts. JAX compiles the loop (float64, `jax_enable_x64`) and runs all 10^6; its \
+            compilation is in the warm-up, not the figure. The MLP step is forward, softmax \
+            cross-entropy, backward and a gradient-descent update of all four parameters.",
+};
+
+const CHAIN_FORWARD: Program = kernel("einsum/chain_forward.nb", "einsum/chain_setup.nb", 1.0);
+const CHAIN_GRADIENT: Program = kernel("einsum/chain_gradient.nb", "einsum/chain_setup.nb", 1.0);
+const RING_FORWARD: Program = kernel("einsum/ring_forward.nb", "einsum/ring_setup.nb", 1.0);
+const RING_GRADIENT: Program = kernel("einsum/ring_gradient.nb", "einsum/ring_setup.nb", 1.0);
+
+const CHAIN_TOOLS: &[(&str, &str)] = &[
+    ("chain.numpy_optimal", "`numpy.einsum(optimize='optimal')`"),
+    ("chain.numpy_true", "`numpy.einsum(optimize=True)`"),
+    ("chain.numpy_unlimited", "`numpy.einsum`, optimal path without memory limit"),
+    ("chain.opt_einsum", "`opt_einsum.contract`"),
+    ("chain.torch", "`torch.einsum`"),
+];
+const RING_TOOLS: &[(&str, &str)] = &[
+    ("ring.numpy_optimal", "`numpy.einsum(optimize='optimal')`"),
+    ("ring.numpy_true", "`numpy.einsum(optimize=True)`"),
+    ("ring.numpy_unlimited", "`numpy.einsum`, optimal path without memory limit"),
+    ("ring.opt_einsum", "`opt_einsum.contract`"),
+    ("ring.torch", "`torch.einsum`"),
+];
+
+const EINSUM: Group = Group {
+    name: "einsum",
+    title: "Tensor algebra (issue 6)",
+    script: "einsum.py",
+    rows: &[
+        Row::EachAndFastest {
+            benchmark: "chain `ia,ajb,bkc,cl->ijkl`, bonds 64, open legs 64",
+            nabla: CHAIN_FORWARD,
+            tools: CHAIN_TOOLS,
+        },
+        Row::Time {
+            benchmark: "chain: gradient of the sum w.r.t. the first operand",
+            nabla: CHAIN_GRADIENT,
+            reference: Reference::Script { key: "chain_grad.jax", tool: "`jit(jax.grad(...))`" },
+            target: None,
+        },
+        Row::Time {
+            benchmark: "chain: gradient of the sum w.r.t. the first operand",
+            nabla: CHAIN_GRADIENT,
+            reference: Reference::Script { key: "chain_grad.torch", tool: "PyTorch `backward`" },
+            target: None,
+        },
+        Row::EachAndFastest {
+            benchmark: "ring `iab,jbc,kcd,lda->ijkl`, bonds 64, open legs 32",
+            nabla: RING_FORWARD,
+            tools: RING_TOOLS,
+        },
+        Row::Time {
+            benchmark: "ring: gradient of the sum w.r.t. the first operand",
+            nabla: RING_GRADIENT,
+            reference: Reference::Script { key: "ring_grad.jax", tool: "`jit(jax.grad(...))`" },
+            target: None,
+        },
+        Row::Time {
+            benchmark: "ring: gradient of the sum w.r.t. the first operand",
+            nabla: RING_GRADIENT,
+            reference: Reference::Script { key: "ring_grad.torch", tool: "PyTorch `backward`" },
+            target: None,
+        },
+    ],
+    notes: "Operands are uniform random float64 tensors; the Nabla programs are timed less a \
+            copy that only builds the operands. NumPy's `einsum_path` caps intermediates at the \
+            size of the largest operand or result by default: on the chain that still allows \
+            the optimal pairwise path, but on the ring it forbids every pairwise intermediate, so \
+            both `optimize='optimal'` and `optimize=True` fall back to one unoptimised \
+            contraction of all four operands (about 7·10^13 FLOPs, days here), which is reported \
+            and not run; the optimal path without the cap is measured beside it. Issue 6 states \
+            no ratio target; the ratio against the fastest reference is the one to watch.",
+};

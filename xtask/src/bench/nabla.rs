@@ -1,0 +1,194 @@
+//! The Nabla side: builds the `nabla` binary in release mode and runs benchmark programs as
+//! `nabla run --timings-json OUT FILE`, which writes
+//! `{"run_seconds": f, "check_seconds": f, "tape_bytes_per_op": f | null}` to `OUT`, `run_seconds`
+//! excluding reading, parsing and checking. Each program runs once as a warm-up and then
+//! [`RUNS`] times; the figures are the medians.
+
+use std::{
+    collections::HashMap,
+    fs,
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+    thread,
+    time::{Duration, Instant},
+};
+
+use super::json::{self, Value};
+
+/// Measured runs of each program, after one warm-up run.
+const RUNS: usize = 5;
+/// A run that takes longer than this is stopped and reported as failed.
+const TIME_LIMIT: Duration = Duration::from_secs(300);
+
+/// What the page says in every Nabla cell while the interpreter does not exist.
+pub const NOT_BUILT: &str = "`nabla run` is not built yet";
+
+/// Median timings of one program.
+#[derive(Debug, Clone, Copy)]
+pub struct Timings {
+    pub run_seconds: f64,
+    pub tape_bytes_per_op: Option<f64>,
+}
+
+pub struct Nabla {
+    binary: PathBuf,
+    /// Why nothing can be measured, when that is so.
+    unavailable: Option<String>,
+    env: Vec<(String, String)>,
+    scratch: PathBuf,
+    cache: HashMap<&'static str, Result<Timings, String>>,
+}
+
+impl Nabla {
+    /// Builds `nabla` and finds out whether it can run programs yet.
+    pub fn prepare(root: &Path, env: &[(String, String)]) -> Nabla {
+        eprintln!("==> cargo build --release -p cli");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+        let built = Command::new(cargo)
+            .args(["build", "--quiet", "--release", "-p", "cli"])
+            .current_dir(root)
+            .status()
+            .is_ok_and(|status| status.success());
+        let binary = root.join("target/release/nabla");
+        let unavailable = if !built {
+            Some("`cargo build --release -p cli` failed".to_owned())
+        } else if !has_run_command(&binary) {
+            Some(NOT_BUILT.to_owned())
+        } else {
+            None
+        };
+        if let Some(reason) = &unavailable {
+            eprintln!("    Nabla side not measured: {reason}");
+        }
+        Nabla {
+            binary,
+            unavailable,
+            env: env.to_vec(),
+            scratch: root.join("target/bench-timings"),
+            cache: HashMap::new(),
+        }
+    }
+
+    pub fn unavailable(&self) -> Option<&str> {
+        self.unavailable.as_deref()
+    }
+
+    /// The median timings of `bench/<file>`, measured once per harness run.
+    pub fn timings(&mut self, root: &Path, file: &'static str) -> Result<Timings, String> {
+        if let Some(reason) = &self.unavailable {
+            return Err(reason.clone());
+        }
+        if let Some(cached) = self.cache.get(file) {
+            return cached.clone();
+        }
+        eprintln!("    nabla run bench/{file}");
+        let result = self.measure(&root.join("bench").join(file));
+        if let Err(err) = &result {
+            eprintln!("    bench/{file}: {err}");
+        }
+        self.cache.insert(file, result.clone());
+        result
+    }
+
+    fn measure(&self, program: &Path) -> Result<Timings, String> {
+        fs::create_dir_all(&self.scratch)
+            .map_err(|err| format!("cannot create {}: {err}", self.scratch.display()))?;
+        let out = self.scratch.join("timings.json");
+        let mut runs = Vec::new();
+        for run in 0..=RUNS {
+            let timings = self.run_once(program, &out)?;
+            if run > 0 {
+                runs.push(timings);
+            }
+        }
+        let mut seconds: Vec<f64> = runs.iter().map(|t| t.run_seconds).collect();
+        let mut bytes: Vec<f64> = runs.iter().filter_map(|t| t.tape_bytes_per_op).collect();
+        Ok(Timings {
+            run_seconds: median(&mut seconds).unwrap_or(f64::NAN),
+            tape_bytes_per_op: median(&mut bytes),
+        })
+    }
+
+    fn run_once(&self, program: &Path, out: &Path) -> Result<Timings, String> {
+        let _ = fs::remove_file(out);
+        // A file rather than a pipe, so a chatty failing program cannot block on a full pipe.
+        let errors = self.scratch.join("stderr.txt");
+        let stderr = fs::File::create(&errors)
+            .map_err(|err| format!("cannot create {}: {err}", errors.display()))?;
+        let mut child = Command::new(&self.binary)
+            .arg("run")
+            .arg("--timings-json")
+            .arg(out)
+            .arg(program)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .map_err(|err| format!("cannot start {}: {err}", self.binary.display()))?;
+        let started = Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if started.elapsed() > TIME_LIMIT => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(format!("stopped after {} s", TIME_LIMIT.as_secs()));
+                }
+                Ok(None) => thread::sleep(Duration::from_millis(10)),
+                Err(err) => return Err(format!("cannot wait for nabla: {err}")),
+            }
+        };
+        if !status.success() {
+            let stderr = fs::read_to_string(&errors).unwrap_or_default();
+            let first = stderr.lines().find(|line| !line.trim().is_empty()).unwrap_or("");
+            return Err(format!("failed ({status}): {}", first.trim()));
+        }
+        let text = fs::read_to_string(out)
+            .map_err(|err| format!("no timings file {}: {err}", out.display()))?;
+        let value = json::parse(&text)?;
+        let run_seconds = value
+            .get("run_seconds")
+            .and_then(Value::as_f64)
+            .ok_or_else(|| format!("no run_seconds in {text}"))?;
+        let tape_bytes_per_op = value.get("tape_bytes_per_op").and_then(Value::as_f64);
+        Ok(Timings { run_seconds, tape_bytes_per_op })
+    }
+}
+
+/// Whether the binary knows `run` yet: `nabla run --help` fails while it does not.
+fn has_run_command(binary: &Path) -> bool {
+    Command::new(binary)
+        .args(["run", "--help"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+/// The median of `values`, `None` when there are none.
+pub fn median(values: &mut [f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    Some(if values.len() % 2 == 1 { values[mid] } else { (values[mid - 1] + values[mid]) / 2.0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median;
+
+    #[test]
+    fn a_binary_without_run_is_told_apart() {
+        assert!(!super::has_run_command(std::path::Path::new("/bin/false")));
+        assert!(!super::has_run_command(std::path::Path::new("/nonexistent/nabla")));
+    }
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&mut []), None);
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), Some(2.5));
+    }
+}
