@@ -34,7 +34,6 @@ fn main() -> ExitCode {
         Some("test") => run_tests(&root),
         Some("bench") => bench::run(&root, &args[1..]),
         Some("fuzz") => fuzz::run(&root, &args[1..]),
-        Some("fuzz-smoke") => fuzz::smoke(&root),
         Some("demo") => demo(&root),
         Some("dist") => dist(&root),
         Some("install-deps") => system::ensure_libraries(),
@@ -106,6 +105,7 @@ fn run_tests(root: &Path) -> Result<(), String> {
     })?;
     step("cargo test", || cargo(root, &["test", "--workspace"]))?;
     step("nabla test over the examples", || nabla_test_examples(root))?;
+    step("fuzz smoke test", || fuzz::smoke(root))?;
     step("VS Code extension: npm ci && npm test", || vscode_tests(root))?;
     Ok(())
 }

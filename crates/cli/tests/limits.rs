@@ -76,8 +76,10 @@ fn read(path: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
 }
 
-/// The commands that read a source file, as they are run on `file`.
-const COMMANDS: [&[&str]; 3] = [&["parse"], &["check"], &["fmt", "--check"]];
+/// The commands that read a source file, as they are run on `file`, and the exit status each
+/// gives for a file it refuses (`nabla run` tells check errors from run-time errors).
+const COMMANDS: [(&[&str], i32); 4] =
+    [(&["parse"], 1), (&["check"], 1), (&["fmt", "--check"], 1), (&["run"], 2)];
 
 fn with_file<'a>(command: &[&'a str], file: &'a str) -> Vec<&'a str> {
     let mut args = command.to_vec();
@@ -116,10 +118,10 @@ fn deep_nesting_and_long_chains_are_clean_errors() {
     let dir = scratch("deep", &[]);
     for (name, text) in deep_inputs() {
         std::fs::write(dir.join("deep.nb"), &text).unwrap_or_else(|err| panic!("{err}"));
-        for command in COMMANDS {
+        for (command, status) in COMMANDS {
             let run = nabla(&dir, &with_file(command, "deep.nb"), &[], b"");
             let what = format!("{name}: nabla {}", command.join(" "));
-            run.assert_exit(1, &what);
+            run.assert_exit(status, &what);
             let output = run.text();
             assert!(
                 output.contains("nesting is too deep") || output.contains("nests too deeply"),
@@ -133,9 +135,9 @@ fn deep_nesting_and_long_chains_are_clean_errors() {
 #[test]
 fn chains_within_the_depth_limit_are_fine() {
     let dir = scratch("chains", &[]);
-    let text = format!("float x = {}1.0;\nprint(x);\n", "1.0 + ".repeat(20_000));
+    let text = format!("float x = {}1.0;\nprint(x);\n", "1.0 + ".repeat(9_000));
     std::fs::write(dir.join("chain.nb"), &text).unwrap_or_else(|err| panic!("{err}"));
-    for command in [&["parse"][..], &["check"], &["fmt"], &["fmt", "--check"]] {
+    for command in [&["parse"][..], &["check"], &["fmt"], &["fmt", "--check"], &["run"]] {
         let run = nabla(&dir, &with_file(command, "chain.nb"), &[], b"");
         run.assert_exit(0, &format!("nabla {}", command.join(" ")));
     }
@@ -147,10 +149,10 @@ fn files_over_the_size_limit_are_refused() {
     assert_eq!(text.len(), 2211);
     let dir = scratch("size", &[("big.nb", text.as_bytes())]);
     let limit = [("NABLA_MAX_SOURCE_BYTES", "1000")];
-    for command in COMMANDS {
+    for (command, status) in COMMANDS {
         let what = format!("nabla {}", command.join(" "));
         let run = nabla(&dir, &with_file(command, "big.nb"), &limit, b"");
-        run.assert_exit(1, &what);
+        run.assert_exit(status, &what);
         assert!(
             run.stderr.contains("is 2211 bytes; source files are limited to 1000 bytes"),
             "{what}: {}",
@@ -174,17 +176,17 @@ fn binary_files_are_clean_errors() {
     let invalid: &[u8] = b"int x = 1;\nx\x00\xff\xfe = \x80\x81;\n";
     let controls: &[u8] = b"int x = 1;\x00\x00\x01\x7f\x1b[31m;\n\x00";
     let dir = scratch("binary", &[("invalid.nb", invalid), ("controls.nb", controls)]);
-    for command in COMMANDS {
+    for (command, status) in COMMANDS {
         let what = format!("nabla {}", command.join(" "));
         let run = nabla(&dir, &with_file(command, "invalid.nb"), &[], b"");
-        run.assert_exit(1, &what);
+        run.assert_exit(status, &what);
         assert!(
             run.stderr.contains("invalid.nb:2:3: the file is not valid UTF-8 (byte 0xff)"),
             "{what}: {}",
             run.stderr
         );
         let run = nabla(&dir, &with_file(command, "controls.nb"), &[], b"");
-        run.assert_exit(1, &what);
+        run.assert_exit(status, &what);
         assert!(run.text().contains("unexpected control character"), "{what}: {}", run.text());
     }
     let run = nabla(&dir, &["fmt", "-"], &[], invalid);
@@ -197,7 +199,7 @@ fn binary_files_are_clean_errors() {
 #[test]
 fn empty_files_are_fine() {
     let dir = scratch("empty", &[("empty.nb", b"")]);
-    for command in [&["parse"][..], &["check"], &["fmt"], &["fmt", "--check"]] {
+    for command in [&["parse"][..], &["check"], &["fmt"], &["fmt", "--check"], &["run"]] {
         let run = nabla(&dir, &with_file(command, "empty.nb"), &[], b"");
         run.assert_exit(0, &format!("nabla {}", command.join(" ")));
     }
@@ -213,6 +215,9 @@ fn a_directory_given_as_a_file_is_a_clean_error() {
     std::fs::create_dir_all(dir.join("sub.nb")).unwrap_or_else(|err| panic!("{err}"));
     let run = nabla(&dir, &["parse", "sub.nb"], &[], b"");
     run.assert_exit(1, "nabla parse DIRECTORY");
+    assert!(run.stderr.contains("sub.nb is a directory, not a source file"), "{}", run.stderr);
+    let run = nabla(&dir, &["run", "sub.nb"], &[], b"");
+    run.assert_exit(2, "nabla run DIRECTORY");
     assert!(run.stderr.contains("sub.nb is a directory, not a source file"), "{}", run.stderr);
     // Check and fmt take directories, and search them for `.nb` files: this one has none.
     for command in [&["check"][..], &["fmt"]] {
@@ -265,4 +270,22 @@ fn fmt_failing_to_write_leaves_the_file_intact_and_no_temporary() {
         .map(|entry| entry.file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(names, ["prog.nb"], "a temporary file was left behind");
+}
+
+/// Errors all over one long line: each is reported with a window of the line around it, so the
+/// report grows with the number of errors, not with their product with the line's length.
+#[test]
+fn many_errors_on_one_long_line_are_reported_in_windows() {
+    let line = format!("int x = 1; {}\n", "x = $;".repeat(20_000));
+    let dir = scratch("long-line", &[("long.nb", line.as_bytes())]);
+    let run = nabla(&dir, &["check", "long.nb"], &[], b"");
+    run.assert_exit(1, "nabla check");
+    let errors = run.stdout.matches("error[E0001]").count();
+    assert_eq!(errors, 40_000, "{}", &run.stdout[..run.stdout.len().min(2000)]);
+    assert!(run.stdout.len() < errors * 600, "{} bytes for {errors} errors", run.stdout.len());
+    assert!(run.stdout.contains("long.nb:1:120005\n"), "the last error's column");
+    assert!(run.stdout.contains("1 | ...x = $;x = $;"), "a window of the line");
+    let json = nabla(&dir, &["check", "--format", "json", "long.nb"], &[], b"");
+    json.assert_exit(1, "nabla check --format json");
+    assert!(json.stdout.contains("\"column\":120005"), "the last error's column in JSON");
 }

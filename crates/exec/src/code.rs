@@ -402,6 +402,14 @@ pub enum Instr {
         a: Slot,
         b: Slot,
     },
+    /// `dst = dst op (a inner b)` on integers: `s += i * i` in one instruction.
+    IntAccum {
+        op: IntOp,
+        inner: IntOp,
+        dst: Slot,
+        a: Slot,
+        b: Slot,
+    },
     /// `dst = a op imm` on integers.
     IntArithImm {
         op: IntOp,
@@ -720,6 +728,7 @@ impl Unit {
                     slot_ok(*dst) && slot_ok(*a) && slot_ok(*b)
                 }
                 Instr::IntArithImm { dst, a, .. } => slot_ok(*dst) && slot_ok(*a),
+                Instr::IntAccum { dst, a, b, .. } => slot_ok(*dst) && slot_ok(*a) && slot_ok(*b),
                 Instr::JumpIntCmp { a, b, target, .. } => {
                     slot_ok(*a) && slot_ok(*b) && target_ok(*target)
                 }

@@ -157,10 +157,10 @@ fn hot_code_lowers_to_specialised_instructions() {
         })
         .collect();
     assert_eq!(kinds, ["return-if", "call-imm", "call-imm", "return-arith", "return"]);
-    // `s += i * i` is two integer instructions, and the loop's step and test are one.
+    // `s += i * i` is one integer instruction, and the loop's step and test are one.
     let main_unit = &program.units[program.main as usize];
     let count = |f: fn(&Instr) -> bool| main_unit.code.iter().filter(|i| f(i)).count();
-    assert_eq!(count(|i| matches!(i, Instr::IntArith { .. })), 2, "{:?}", main_unit.code);
+    assert_eq!(count(|i| matches!(i, Instr::IntAccum { .. })), 1, "{:?}", main_unit.code);
     assert_eq!(count(|i| matches!(i, Instr::LoopIntImm { .. })), 1, "{:?}", main_unit.code);
     let mut out = Vec::new();
     let mut machine =

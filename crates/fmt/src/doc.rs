@@ -296,9 +296,17 @@ impl<'a> Printer<'a> {
                 }
                 Doc::TrailingComment { text, ends_line, space } => {
                     // A block comment counts, as it does where it stays inline; a line comment
-                    // may run past the width rather than break the code before it.
+                    // may run past the width rather than break the code before it. Of a block
+                    // comment over several lines, only the first line is on this one.
                     if text.starts_with("/*") || !ends_line {
-                        remaining -= (width(text) + usize::from(*space)) as isize;
+                        let (first, more_lines) = match text.split_once('\n') {
+                            Some((first, _)) => (first, true),
+                            None => (text.as_str(), false),
+                        };
+                        remaining -= (width(first) + usize::from(*space)) as isize;
+                        if more_lines {
+                            return remaining >= 0;
+                        }
                     }
                     if *ends_line {
                         return remaining >= 0;
@@ -357,7 +365,10 @@ impl<'a> Printer<'a> {
             }
         }
         self.out.push_str(text);
-        self.column += width(text);
+        match text.rfind('\n') {
+            Some(at) => self.column = width(&text[at + 1..]),
+            None => self.column += width(text),
+        }
     }
 
     /// Writes the current line's indentation if nothing is on the line yet.

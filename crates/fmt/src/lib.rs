@@ -176,6 +176,21 @@ mod tests {
         assert_eq!(format("x; /* a\r\r\r\n b\r */\r\n"), Ok("x; /* a\n b\r */\n".to_owned()));
     }
 
+    /// Found by the `format` fuzz target: a trailing block comment over several lines counted
+    /// with all its lines when deciding whether the code before it fits, and left the column
+    /// past its last line's width, so formatting the output again broke the call.
+    #[test]
+    fn trailing_comments_over_several_lines_count_their_first_line() {
+        let text = "print(\"a \\\"\\n\",'x','\\'','\\\\','\\0',421.5);/* trailing (\n\
+                    // Comment *//* trailing *(\n// Comment */";
+        let once = format(text).unwrap_or_else(|err| panic!("{err}"));
+        assert!(
+            once.starts_with("print(\"a \\\"\\n\", 'x', '\\'', '\\\\', '\\0', 421.5); /*"),
+            "{once}"
+        );
+        assert_eq!(format(&once), Ok(once.clone()));
+    }
+
     #[test]
     fn trailing_commas_are_a_normalisation() {
         assert_eq!(essence("f(a, b,);"), essence("f(a, b);"));

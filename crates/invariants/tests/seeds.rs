@@ -43,3 +43,31 @@ fn every_message_kind_is_answered() {
     }
     invariants::session::session_bytes(&data);
 }
+
+/// Nesting ten thousand deep and chains longer than a tree may be deep, through every target
+/// (the language server among them) on a test thread's small stack.
+#[test]
+fn deep_inputs_pass_every_target() {
+    let n = 10_000;
+    let chain = 30_000;
+    let inputs = [
+        format!("x = {}1{};\n", "(".repeat(n), ")".repeat(n)),
+        format!("x = {}1{};\n", "[".repeat(n), "]".repeat(n)),
+        format!("{}x;{}\n", "if (x) {".repeat(n), "}".repeat(n)),
+        format!("function float f(float x) {{ return {}x; }}\n", "-".repeat(n)),
+        format!("x = {}1;\n", "a ? b : ".repeat(n)),
+        "{".repeat(n),
+        format!("float x = {}1.0;\n", "1.0 + ".repeat(chain)),
+        format!("x = f{};\n", "()".repeat(chain)),
+    ];
+    for text in inputs {
+        for (name, target) in invariants::TARGETS {
+            // For the language server: the document, then a hover and a formatting request.
+            let mut data = text.clone().into_bytes();
+            if *name == "lsp" {
+                data.extend_from_slice(&[0, 0, 0, 7, 0, 0, 0, 13, 0, 0, 0, 0]);
+            }
+            target(&data);
+        }
+    }
+}

@@ -52,9 +52,10 @@ struct TreeSink<'a> {
 }
 
 /// How many nodes deep a syntax tree may be, the root included. Far above what the parser's
-/// nesting limit allows, so only long chains reach it; low enough that walking such a tree
-/// recursively fits a 2 MiB thread stack.
-pub const MAX_TREE_DEPTH: usize = 25_000;
+/// nesting limit allows, so only long chains reach it; low enough that freeing such a tree
+/// (rowan drops a node's children recursively, about 100 bytes of stack per level in a debug
+/// build) or walking it recursively fits a 2 MiB thread stack with room to spare.
+pub const MAX_TREE_DEPTH: usize = 10_000;
 
 /// Builds the green tree, sharing equal small nodes and equal tokens as rowan's
 /// `GreenNodeBuilder` does. Rowan's node cache re-hashes every cached subtree recursively each

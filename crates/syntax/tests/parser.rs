@@ -123,9 +123,52 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
     }
 }
 
+/// Chains deeper than a tree may be: one error, the text kept, and a tree that can be walked
+/// and freed on a 2 MiB stack. Long chains without spaces used to take quadratic time (rowan's
+/// node cache re-hashed the chain) and overflow the stack while hashing.
+#[test]
+fn chains_deeper_than_the_tree_limit_are_one_error() {
+    let chains = [
+        format!("x = {}1;", "1+".repeat(30_000)),
+        format!("x = {}1;", "1 + ".repeat(30_000)),
+        format!("x = f{};", "()".repeat(100_000)),
+        format!("x = a{};", "[0]".repeat(30_000)),
+        format!("x = i{};", "++".repeat(30_000)),
+    ];
+    for text in chains {
+        let outcome = std::thread::Builder::new().stack_size(2 << 20).spawn(move || {
+            let parse = parse(&text);
+            assert_eq!(parse.syntax_node().to_string(), text);
+            let messages: Vec<&str> = parse.errors().iter().map(|e| e.message.as_str()).collect();
+            assert_eq!(messages.len(), 1, "{messages:?}");
+            assert!(messages[0].starts_with("this nests too deeply"), "{messages:?}");
+            let (mut depth, mut deepest) = (0, 0);
+            for event in parse.syntax_node().preorder() {
+                match event {
+                    syntax::WalkEvent::Enter(_) => depth += 1,
+                    syntax::WalkEvent::Leave(_) => depth -= 1,
+                }
+                deepest = deepest.max(depth);
+            }
+            assert!(deepest <= syntax::MAX_TREE_DEPTH, "{deepest}");
+        });
+        assert!(outcome.map(|handle| handle.join().is_ok()).unwrap_or(false));
+    }
+}
+
+/// A file of stray characters is one error per character, found in linear time (the offsets of
+/// the errors used to be summed from the start of the file for each).
+#[test]
+fn many_stray_characters_are_reported_in_linear_time() {
+    let text = "$".repeat(300_000);
+    let parse = parse(&text);
+    assert_eq!(parse.errors().len(), 300_000);
+    assert_eq!(parse.errors()[299_999].range, syntax::TextRange::at(299_999.into(), 1.into()));
+}
+
 #[test]
 fn long_flat_expressions_parse_without_errors() {
-    let text = format!("x = {}1;", "1 + ".repeat(20_000));
+    let text = format!("x = {}1;", "1 + ".repeat(9_000));
     let parse = parse(&text);
     assert!(parse.errors().is_empty());
     assert_eq!(parse.syntax_node().to_string(), text);

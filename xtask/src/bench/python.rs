@@ -117,6 +117,8 @@ impl Python {
             .arg(script)
             .current_dir(&dir)
             .envs(env.iter().map(|(k, v)| (k, v)))
+            // No `__pycache__` beside the scripts in the source tree.
+            .env("PYTHONDONTWRITEBYTECODE", "1")
             .stderr(Stdio::inherit())
             .output()
             .map_err(|err| format!("cannot run {}: {err}", self.interpreter.display()))?;

@@ -1,14 +1,16 @@
 //! The interpreter: runs the register code of [`crate::code`] on one growable value stack.
 //!
-//! Each call pushes a [`Frame`] (its unit, the resume point, the base of its slots and where the
-//! result goes) on an explicit call stack, so Nabla recursion never recurses on the native stack
+//! Each call pushes a [`Frame`] (its unit, the base of its slots, where the result goes and where
+//! the caller resumes) on an explicit call stack, so Nabla recursion never recurses on the native stack
 //! and the recursion limit is an ordinary run-time error whatever depth a program asks for. The
 //! derivative constructs (`grad(f)(x)`, `jvp`, `vjp`, `hessian`, `jacobian`, `gradcheck`) call back
 //! into the interpreter through the drivers of [`crate::autodiff`], which recurses natively once
 //! per nesting level of transforms; that depth has its own limit.
 //!
-//! Errors are built without a span by the operations and located here: the failing instruction's
-//! span, and the stack of Nabla calls that led to it.
+//! The loops and calls run on a fast path with unchecked access to the frame's slots, which
+//! [`Program::verify`] makes sound; everything else (tensors, built-ins, derivatives) goes through
+//! a checked slow path. Errors are built without a span by the operations and located here: the
+//! failing instruction's span, and the stack of Nabla calls that led to it.
 
 mod builtins;
 mod checks;
@@ -72,7 +74,8 @@ struct Frame {
 /// A running program.
 pub struct Machine<'p, 'o> {
     program: &'p Program,
-    /// Every frame's slots, innermost last; everything from `top` on holds `0`.
+    /// Every frame's slots, innermost last. Slots from `top` on hold no tensors (returning
+    /// frames release theirs), only numbers left over, which are overwritten before being read.
     stack: Vec<Value>,
     /// The end of the innermost frame's slots.
     top: usize,
@@ -565,6 +568,21 @@ impl<'p, 'o> Machine<'p, 'o> {
                         };
                         set_int(unsafe { reg(regs, *dst) }, value);
                     }
+                    Instr::IntAccum { op, inner, dst, a, b } => {
+                        let x = int_of(unsafe { reg(regs, *a) });
+                        let y = int_of(unsafe { reg(regs, *b) });
+                        let acc = int_of(unsafe { reg(regs, *dst) });
+                        let (Some(x), Some(y), Some(acc)) = (x, y, acc) else {
+                            fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
+                        };
+                        let Some(term) = checked_int(*inner, x, y) else {
+                            fail!(self, int_error(*inner, x, y), pc)
+                        };
+                        let Some(value) = checked_int(*op, acc, term) else {
+                            fail!(self, int_error(*op, acc, term), pc)
+                        };
+                        set_int(unsafe { reg(regs, *dst) }, value);
+                    }
                     Instr::JumpIntCmpImm { op, a, imm, target } => {
                         let Some(x) = int_of(unsafe { reg(regs, *a) }) else {
                             fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
@@ -639,9 +657,10 @@ impl<'p, 'o> Machine<'p, 'o> {
                                 // Tracked floats: the operation records itself on the tape,
                                 // which never touches the value stack, so `regs` stays valid.
                                 let (x, y) = unsafe { (fetch(regs, *a), fetch(regs, *b)) };
-                                let value =
-                                    attempt!(self, ops::binary(&mut self.tape, *op, x, y), pc);
-                                unsafe { *reg(regs, *dst) = value };
+                                match ops::binary(&mut self.tape, *op, x, y) {
+                                    Ok(value) => unsafe { *reg(regs, *dst) = value },
+                                    Err(error) => fail!(self, RuntimeError::from(error), pc),
+                                }
                             }
                         }
                     }
@@ -691,8 +710,10 @@ impl<'p, 'o> Machine<'p, 'o> {
                         } else {
                             // As for `FloatArith`, the tape never touches the value stack.
                             let x = unsafe { fetch(regs, *a) };
-                            let value = attempt!(self, ops::unary(&mut self.tape, *op, x), pc);
-                            unsafe { *reg(regs, *dst) = value };
+                            match ops::unary(&mut self.tape, *op, x) {
+                                Ok(value) => unsafe { *reg(regs, *dst) = value },
+                                Err(error) => fail!(self, RuntimeError::from(error), pc),
+                            }
                         }
                     }
                     Instr::RefreshVar { slot } => {

@@ -354,6 +354,7 @@ impl UnitLowerer<'_, '_> {
         (flat && dims.len() != 1 && count == elements.len()).then_some(shape)
     }
 
+    /// `reshape(x, shape)` for a known shape, into `dest`.
     fn reshape_to(&mut self, x: Operand, shape: &[usize], dest: Dest, span: RelSpan) -> Operand {
         let ints: Vec<Operand> = shape
             .iter()
