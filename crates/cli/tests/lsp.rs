@@ -73,6 +73,28 @@ impl Server {
             .unwrap_or_else(|err| panic!("cannot write to the server: {err}"));
     }
 
+    /// Writes bytes as they are, framed or not.
+    fn send_raw(&mut self, bytes: &str) {
+        self.stdin
+            .write_all(bytes.as_bytes())
+            .and_then(|()| self.stdin.flush())
+            .unwrap_or_else(|err| panic!("cannot write to the server: {err}"));
+    }
+
+    /// The next response with id `null`: the answer to a message that could not be read.
+    fn null_id_response(&mut self) -> Value {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let message = self.next_message(deadline, "an error response with id null");
+            if message.get("method").is_none() && message["id"] == Value::Null {
+                return message;
+            }
+            if message.get("method").is_some() {
+                self.notifications.push(message);
+            }
+        }
+    }
+
     fn notify(&mut self, method: &str, params: Value) {
         self.send(json!({ "jsonrpc": "2.0", "method": method, "params": params }));
     }
@@ -499,6 +521,14 @@ fn bad_requests_and_a_panic_leave_the_server_serving() {
     // A panic inside a request: an internal error for that request only.
     let panicked = server.request("nabla/testPanic", json!({}));
     assert_eq!(panicked["error"]["code"], -32603, "{panicked}");
+
+    // Frames that cannot be read: a JSON-RPC error with id null each, and the server reads on.
+    server.send_raw("Content-Length: 9\r\n\r\n{ return ");
+    assert_eq!(server.null_id_response()["error"]["code"], -32700);
+    server.send_raw("Content-Length: 8\r\n\r\n{\"id\":1}");
+    assert_eq!(server.null_id_response()["error"]["code"], -32600);
+    server.send_raw("garbage\r\n");
+    assert_eq!(server.null_id_response()["error"]["code"], -32700);
 
     // A request overtaken by an edit is answered, with a result or `ContentModified`.
     let id = server.send_request("textDocument/hover", at(&main, 1, 6));

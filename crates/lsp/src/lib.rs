@@ -16,11 +16,14 @@
 
 mod convert;
 mod diagnostics;
+mod frames;
 mod handlers;
 mod host;
 mod server;
 
 use std::{
+    future::Future,
+    pin::Pin,
     process::ExitCode,
     sync::{
         Arc,
@@ -29,7 +32,10 @@ use std::{
     task::{Context, Poll},
 };
 
-use tower_lsp::{LspService, Server, jsonrpc::Request};
+use tower_lsp::{
+    LspService, Server,
+    jsonrpc::{Request, Response},
+};
 
 /// What the client asked for at initialisation.
 #[derive(Debug, Clone, Default)]
@@ -83,8 +89,17 @@ where
     let service = LifecycleService { inner: service, lifecycle: lifecycle.clone() };
     // tower-lsp stops serving at `exit` but keeps reading its input until it closes; the
     // protocol says the process ends at `exit`.
+    // tower-lsp reads the client's messages through `frames`, which keeps a malformed message
+    // from ending its input.
+    let (to_server, from_client) = tokio::io::duplex(1 << 16);
+    let serving = async {
+        tokio::join!(
+            frames::forward(input, to_server),
+            Server::new(from_client, output, socket).serve(service)
+        )
+    };
     tokio::select! {
-        () = Server::new(input, output, socket).serve(service) => {}
+        _ = serving => {}
         () = lifecycle.exited.notified() => {}
     }
     Ok(lifecycle.shutdown.load(Ordering::SeqCst))
@@ -97,27 +112,35 @@ struct Lifecycle {
     exited: tokio::sync::Notify,
 }
 
-/// Watches for `shutdown` and `exit`, and drops the `null`, `[]` or `[null]` params some
-/// JSON-RPC libraries send with them for "no parameters", which tower-lsp would refuse (and,
-/// for `exit`, keep running).
+/// Watches for `shutdown` and `exit`, drops the `null`, `[]` or `[null]` params some JSON-RPC
+/// libraries send with them for "no parameters", which tower-lsp would refuse (and, for `exit`,
+/// keep running), and answers the stand-ins [`frames`] sends for malformed messages.
 struct LifecycleService<S> {
     inner: S,
     lifecycle: Arc<Lifecycle>,
 }
 
+type Answer<E> = Pin<Box<dyn Future<Output = Result<Option<Response>, E>> + Send>>;
+
 impl<S> tower::Service<Request> for LifecycleService<S>
 where
-    S: tower::Service<Request>,
+    S: tower::Service<Request, Response = Option<Response>>,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
 {
-    type Response = S::Response;
+    type Response = Option<Response>;
     type Error = S::Error;
-    type Future = S::Future;
+    type Future = Answer<S::Error>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request) -> S::Future {
+    fn call(&mut self, request: Request) -> Self::Future {
+        if request.method() == frames::MALFORMED {
+            let answer = frames::malformed_answer(&request);
+            return Box::pin(std::future::ready(Ok(Some(answer))));
+        }
         let empty = match request.params() {
             Some(serde_json::Value::Null) => true,
             Some(serde_json::Value::Array(items)) => items.iter().all(|v| v.is_null()),
@@ -140,6 +163,6 @@ where
             "exit" => self.lifecycle.exited.notify_one(),
             _ => {}
         }
-        future
+        Box::pin(future)
     }
 }
