@@ -51,6 +51,23 @@ pub(crate) async fn forward(input: impl AsyncRead + Unpin, mut output: impl Asyn
     let _ = output.shutdown().await;
 }
 
+/// Copies tower-lsp's frames from `input` to `output` (the client), each whole, until `input`
+/// ends; then flushes `output`. When the server stops at `exit`, the frame it was writing is cut
+/// short at the end of `input`; it is left out rather than sent half-written.
+pub(crate) async fn relay(input: impl AsyncRead + Unpin, mut output: impl AsyncWrite + Unpin) {
+    let mut reader = BufReader::new(input);
+    let mut resync = false;
+    while let Frame::Body(body) = read_frame(&mut reader, &mut resync).await {
+        let header = format!("Content-Length: {}\r\n\r\n", body.len());
+        let mut frame = header.into_bytes();
+        frame.extend_from_slice(&body);
+        if output.write_all(&frame).await.is_err() || output.flush().await.is_err() {
+            break;
+        }
+    }
+    let _ = output.flush().await;
+}
+
 /// What [`read_frame`] found.
 enum Frame {
     Body(Vec<u8>),
@@ -293,6 +310,15 @@ mod tests {
         let bodies = forwarded(format!("{long}\r\n{}", frame(EXIT)).as_bytes());
         assert!(bodies[0].len() < 400, "{}", bodies[0]);
         assert_eq!(bodies[1], EXIT);
+    }
+
+    #[test]
+    fn the_relay_passes_whole_frames_and_drops_one_cut_short() {
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let input = format!("{}Content-Length: 40\r\n\r\n{{\"jsonrpc\"", frame(EXIT));
+        let mut output = Vec::new();
+        runtime.block_on(relay(input.as_bytes(), &mut output));
+        assert_eq!(String::from_utf8(output).unwrap(), frame(EXIT));
     }
 
     #[test]

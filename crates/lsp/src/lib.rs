@@ -89,19 +89,26 @@ where
     let service = LifecycleService { inner: service, lifecycle: lifecycle.clone() };
     // tower-lsp stops serving at `exit` but keeps reading its input until it closes; the
     // protocol says the process ends at `exit`.
-    // tower-lsp reads the client's messages through `frames`, which keeps a malformed message
-    // from ending its input.
+    // tower-lsp reads the client's messages through `frames::forward`, which keeps a malformed
+    // message from ending its input, and writes through `frames::relay`, which passes only whole
+    // frames on, so that stopping the server at `exit` cannot cut the frame it is writing.
     let (to_server, from_client) = tokio::io::duplex(1 << 16);
-    let serving = async {
-        tokio::join!(
-            frames::forward(input, to_server),
-            Server::new(from_client, output, socket).serve(service)
-        )
+    let (to_relay, from_server) = tokio::io::duplex(1 << 16);
+    let session = async {
+        let serving = async {
+            tokio::join!(
+                frames::forward(input, to_server),
+                Server::new(from_client, to_relay, socket).serve(service)
+            )
+        };
+        tokio::select! {
+            _ = serving => {}
+            () = lifecycle.exited.notified() => {}
+        }
+        // The server, and with it the relay's input, is dropped here.
     };
-    tokio::select! {
-        _ = serving => {}
-        () = lifecycle.exited.notified() => {}
-    }
+    let output = std::pin::pin!(output);
+    tokio::join!(session, frames::relay(from_server, output));
     Ok(lifecycle.shutdown.load(Ordering::SeqCst))
 }
 
