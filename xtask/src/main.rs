@@ -3,12 +3,14 @@
 //! - `demo`: the main demo.
 //! - `codegen [--check]`: regenerate the syntax kinds and typed AST from `nabla.ungram`.
 //! - `test`: every check CI runs, after installing the system libraries that are missing.
+//! - `docs`: checks (and runs) the Nabla code blocks of `README.md` and `docs/` with `nabla`.
 //! - `fuzz [--seconds N] [TARGET...]`: the fuzz targets of `fuzz/`, N seconds each.
 //! - `bench`: the benchmarks, written to `docs/performance.md`.
 //! - `dist`: the release binary and the VS Code extension's `.vsix`, in `target/dist/`.
 
 mod bench;
 mod codegen;
+mod docs;
 mod fuzz;
 mod system;
 #[cfg(test)]
@@ -32,6 +34,7 @@ fn main() -> ExitCode {
             codegen::run(&root, mode)
         }
         Some("test") => run_tests(&root),
+        Some("docs") => docs_check(&root),
         Some("bench") => bench::run(&root, &args[1..]),
         Some("fuzz") => fuzz::run(&root, &args[1..]),
         Some("demo") => demo(&root),
@@ -48,7 +51,7 @@ fn main() -> ExitCode {
     }
 }
 
-const USAGE: &str = "usage: cargo xtask <demo | test | codegen [--check] | bench [NAME...] \
+const USAGE: &str = "usage: cargo xtask <demo | test | docs | codegen [--check] | bench [NAME...] \
                      | fuzz [--seconds N] [TARGET...] | dist | install-deps>";
 
 /// Where cargo puts its builds: `CARGO_TARGET_DIR` when set (relative to the root if relative),
@@ -104,14 +107,16 @@ fn run_tests(root: &Path) -> Result<(), String> {
         cargo(root, &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])
     })?;
     step("cargo test", || cargo(root, &["test", "--workspace"]))?;
-    step("nabla test over the examples", || nabla_test_examples(root))?;
+    step("nabla test and nabla run over the examples", || nabla_test_examples(root))?;
+    step("nabla check and nabla run over the code blocks of the docs", || docs_check(root))?;
     step("fuzz smoke test", || fuzz::smoke(root))?;
     step("VS Code extension: npm ci && npm test", || vscode_tests(root))?;
     Ok(())
 }
 
-/// Runs the test blocks of the example programs. `figure1.nb` is left out: it is the
-/// specification's program, errors included, kept for the demo and the parser's golden tests.
+/// Runs the test blocks of the example programs, then each program, whose output is shown only
+/// when it fails. `figure1.nb` is left out: it is the specification's program, errors included,
+/// kept for the parser's golden tests (`figure1_corrected.nb` is the one that runs).
 fn nabla_test_examples(root: &Path) -> Result<(), String> {
     cargo(root, &["build", "-p", "cli"])?;
     let dir = root.join("examples");
@@ -123,10 +128,33 @@ fn nabla_test_examples(root: &Path) -> Result<(), String> {
         .filter(|path| path.file_name().is_some_and(|name| name != "figure1.nb"))
         .collect();
     files.sort();
-    run(Command::new(target_dir(root).join("debug/nabla"))
-        .arg("test")
-        .args(&files)
-        .current_dir(root))
+    let nabla = target_dir(root).join("debug/nabla");
+    run(Command::new(&nabla).arg("test").args(&files).current_dir(root))?;
+    for file in &files {
+        let output = Command::new(&nabla)
+            .arg("run")
+            .arg(file)
+            .current_dir(root)
+            .output()
+            .map_err(|err| format!("cannot start {}: {err}", nabla.display()))?;
+        if !output.status.success() {
+            return Err(format!(
+                "nabla run {} failed with {}:\n{}{}",
+                file.display(),
+                output.status,
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+        eprintln!("nabla run {}: ok", file.strip_prefix(root).unwrap_or(file).display());
+    }
+    Ok(())
+}
+
+/// Checks the Nabla code blocks of the documentation with a debug `nabla` (see `docs.rs`).
+fn docs_check(root: &Path) -> Result<(), String> {
+    cargo(root, &["build", "-p", "cli"])?;
+    docs::check(root, &target_dir(root).join("debug/nabla"))
 }
 
 fn vscode_tests(root: &Path) -> Result<(), String> {

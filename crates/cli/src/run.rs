@@ -40,7 +40,7 @@ const RUNTIME_ERROR: u8 = 1;
 const CHECK_ERROR: u8 = 2;
 
 pub fn run(path: &Path, options: &Options) -> ExitCode {
-    keep_freed_memory();
+    prepare_process(options.max_memory);
     match on_interpreter_stack(|| run_on_this_thread(path, options)) {
         Some(status) => ExitCode::from(status),
         None => {
@@ -81,7 +81,6 @@ fn run_on_this_thread(path: &Path, options: &Options) -> u8 {
         return CHECK_ERROR;
     }
     let check_seconds = check_start.elapsed().as_secs_f64();
-    exec::tensor::set_allocation_limit(options.max_memory.unwrap_or_else(machine_memory));
     let limits = Limits { max_call_depth: options.max_recursion, ..Limits::default() };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
@@ -107,6 +106,15 @@ fn run_on_this_thread(path: &Path, options: &Options) -> u8 {
     }
 }
 
+/// Sets up a process that runs Nabla code, as `nabla run` and the workers of `nabla test` both
+/// do, so that a test runs under the same conditions as the program: the allocator keeps freed
+/// memory (see [`keep_freed_memory`]) and one tensor may take at most `max_memory` bytes (the
+/// machine's memory by default).
+pub fn prepare_process(max_memory: Option<usize>) {
+    keep_freed_memory();
+    exec::tensor::set_allocation_limit(max_memory.unwrap_or_else(machine_memory));
+}
+
 unsafe extern "C" {
     /// mimalloc's option API (the global allocator of this binary).
     fn mi_option_get(option: std::ffi::c_int) -> std::ffi::c_long;
@@ -124,7 +132,7 @@ const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
 /// next allocation: that tripled the time of element-wise benchmarks. Keeping the memory, as glibc
 /// does for NumPy, removes the cost. The option is set only when it still has one of mimalloc's
 /// default values, so that a mimalloc whose option numbering changed is left alone.
-pub fn keep_freed_memory() {
+fn keep_freed_memory() {
     // SAFETY: both functions only read or write one entry of mimalloc's option table; the
     // index is checked against the option's documented defaults (10 ms in v2, 1000 ms in v3)
     // before anything is written.
@@ -200,7 +208,12 @@ pub fn render_error(db: &Database, error: &RuntimeError, colour: bool) -> String
     };
     let mut out =
         format!("{}{}\n", paint("1;31", "error"), paint("1", &format!(": {}", error.message)));
-    let Some(span) = error.span else { return out };
+    let Some(span) = error.span else {
+        for note in &error.notes {
+            out.push_str(&format!("{} {}: {note}\n", paint("1;34", "="), paint("1", "note")));
+        }
+        return out;
+    };
     let (file, range) = hir::file_range(db, span);
     let text = file.text(db);
     let index = LineIndex::new(text);
@@ -230,6 +243,9 @@ pub fn render_error(db: &Database, error: &RuntimeError, colour: bool) -> String
         paint("1;34", "|"),
         paint("1;31", &"^".repeat(marks))
     ));
+    for note in &error.notes {
+        out.push_str(&format!("{pad} {} {}: {note}\n", paint("1;34", "="), paint("1", "note")));
+    }
     if error.stack.len() > 1 {
         out.push_str("stack:\n");
         let lines: Vec<String> = error

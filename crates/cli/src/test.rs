@@ -20,7 +20,8 @@ use std::{
     io::{BufRead, BufReader, IsTerminal, Write},
     path::{Path, PathBuf},
     process::{Child, ChildStdin, Command, ExitCode, Stdio},
-    sync::{Arc, Mutex, mpsc},
+    sync::mpsc,
+    thread::JoinHandle,
     time::{Duration, Instant},
 };
 
@@ -39,6 +40,10 @@ use crate::{render, run::render_error, source};
 
 /// The hidden subcommand that runs a worker.
 pub const WORKER_COMMAND: &str = "__test-worker";
+
+/// A hook for the runner's own tests: a worker asked to run the test with this name aborts (is
+/// killed by `SIGABRT`) instead, so that the report of a crashed worker can be tested.
+pub const CRASH_HOOK_VAR: &str = "NABLA_TEST_WORKER_ABORT_IN";
 
 /// How `nabla test` prints results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -255,8 +260,9 @@ struct Worker {
     id: u64,
     child: Child,
     stdin: ChildStdin,
-    /// What it wrote to standard error, for crash reports.
-    stderr: Arc<Mutex<String>>,
+    /// Collects what it writes to standard error, for crash reports; the text is complete once
+    /// the process has ended.
+    stderr: JoinHandle<String>,
     /// The test it is running and when it started.
     current: Option<(usize, Instant)>,
     /// The file of the last test it ran (it has that file lowered).
@@ -418,14 +424,10 @@ impl<'t> Pool<'t> {
             }
             let _ = sender.send(Event { worker: id, line: None });
         });
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let sink = Arc::clone(&stderr);
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = std::io::Read::read_to_string(&mut stderr_pipe, &mut text);
-            if let Ok(mut sink) = sink.lock() {
-                sink.push_str(&text);
-            }
+        let stderr = std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut stderr_pipe, &mut bytes);
+            String::from_utf8_lossy(&bytes).into_owned()
         });
         Ok(Worker { id, child, stdin, stderr, current: None, file: None })
     }
@@ -457,19 +459,22 @@ impl<'t> Pool<'t> {
                 let Some(mut worker) = self.slots[slot].take() else { return };
                 let _ = worker.child.kill();
                 let status = worker.child.wait().ok();
-                // Give the stderr thread a moment to collect the last words.
-                std::thread::sleep(Duration::from_millis(20));
-                let stderr = worker.stderr.lock().map(|s| s.clone()).unwrap_or_default();
+                // The process has ended, so its standard error is closed and the reader's text
+                // is complete.
+                let stderr = worker.stderr.join().unwrap_or_default();
                 let how = match status {
                     Some(status) => describe_exit(status),
                     None => "stopped".to_owned(),
                 };
                 let mut message = format!("the worker process running this test {how}");
-                if !stderr.trim().is_empty() {
-                    message.push_str(":\n");
-                    message.push_str(stderr.trim_end());
+                match stderr.trim_end() {
+                    "" => message.push_str(" and wrote nothing to standard error\n"),
+                    last_words => {
+                        message.push_str("; it wrote to standard error:\n");
+                        message.push_str(last_words);
+                        message.push('\n');
+                    }
                 }
-                message.push('\n');
                 let outcome = Outcome::without_run(
                     Status::Crashed,
                     Some(message),
@@ -516,13 +521,35 @@ fn describe_exit(status: std::process::ExitStatus) -> String {
     {
         use std::os::unix::process::ExitStatusExt;
         if let Some(signal) = status.signal() {
-            return format!("was killed by signal {signal}");
+            return match signal_name(signal) {
+                Some(name) => format!("was killed by signal {signal} ({name})"),
+                None => format!("was killed by signal {signal}"),
+            };
         }
     }
     match status.code() {
         Some(code) => format!("exited with status {code}"),
         None => "stopped".to_owned(),
     }
+}
+
+/// The usual name of the signals that end a process, on Linux and macOS alike.
+#[cfg(unix)]
+fn signal_name(signal: i32) -> Option<&'static str> {
+    let name = match signal {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        6 => "SIGABRT",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        15 => "SIGTERM",
+        _ => return None,
+    };
+    Some(name)
 }
 
 /// Closes a worker's input so that it exits, and waits for it.
@@ -744,6 +771,7 @@ fn progress_bar(done: usize, total: usize) -> String {
 
 /// `nabla __test-worker`: answers requests on standard input until it closes.
 pub fn worker() -> ExitCode {
+    crate::run::prepare_process(None);
     match on_interpreter_stack(worker_loop) {
         Some(()) => ExitCode::SUCCESS,
         None => ExitCode::from(101),
@@ -796,9 +824,14 @@ fn run_one(
         }
         None => return json!({ "status": "error", "message": "the file was not loaded\n" }),
     };
-    let Some(&(_, unit)) = program.tests.get(index) else {
+    let Some((name, unit)) = program.tests.get(index) else {
         return json!({ "status": "error", "message": format!("the file has no test number {index}\n") });
     };
+    let unit = *unit;
+    if std::env::var_os(CRASH_HOOK_VAR).is_some_and(|crash_in| crash_in == name.as_str()) {
+        eprintln!("{CRASH_HOOK_VAR} names the test `{name}`: the worker aborts");
+        std::process::abort();
+    }
     let mut output: Vec<u8> = Vec::new();
     let result = Machine::new(program, &mut output, Limits::default()).and_then(|mut machine| {
         machine.run_constants()?;

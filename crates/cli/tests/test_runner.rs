@@ -1,5 +1,6 @@
 //! `nabla test` end to end: each directory in `crates/cli/test_data/test_runner` is a case. The
-//! runner runs in that directory with the arguments in its `args` file (if any), and its standard
+//! runner runs in that directory with the arguments in its `args` file (if any) and the
+//! environment variables of its `env` file (`NAME=VALUE` lines, if any), and its standard
 //! output, its standard error (after a `--- stderr` line, when there is any) and a last line
 //! `[exit status N]` must equal the case's `expected` file. Durations in JSON output are replaced
 //! by `"duration":"*"`. Run with `UPDATE_EXPECT=1` to rewrite the expectations.
@@ -35,11 +36,20 @@ fn run_case(dir: &Path) -> String {
     let args: Vec<String> = std::fs::read_to_string(dir.join("args"))
         .map(|text| text.split_whitespace().map(str::to_owned).collect())
         .unwrap_or_default();
+    let env: Vec<(String, String)> = std::fs::read_to_string(dir.join("env"))
+        .map(|text| {
+            text.lines()
+                .filter_map(|line| line.split_once('='))
+                .map(|(name, value)| (name.to_owned(), value.to_owned()))
+                .collect()
+        })
+        .unwrap_or_default();
     let output = Command::new(env!("CARGO_BIN_EXE_nabla"))
         .current_dir(dir)
         .arg("test")
         .args(&args)
         .env("NO_COLOR", "1")
+        .envs(env)
         .output()
         .unwrap_or_else(|err| panic!("cannot run nabla: {err}"));
     let mut text = mask_durations(&String::from_utf8_lossy(&output.stdout));

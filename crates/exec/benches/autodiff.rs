@@ -97,7 +97,8 @@ fn recurrence(t: &mut Tape, x: Value) -> Result<Value, AdError> {
 
 struct LoopFigures {
     name: &'static str,
-    ops_per_iteration: usize,
+    /// Tape slots one iteration records (a scalar operation of two recorded inputs takes two).
+    slots_per_iteration: usize,
     native: f64,
     forward: f64,
     program: f64,
@@ -151,7 +152,7 @@ fn loops() -> Result<Vec<LoopFigures>, AdError> {
     })?;
     figures.push(LoopFigures {
         name: "`x = x + one`",
-        ops_per_iteration: 1,
+        slots_per_iteration: 1,
         native,
         forward,
         program,
@@ -188,7 +189,7 @@ fn loops() -> Result<Vec<LoopFigures>, AdError> {
     })?;
     figures.push(LoopFigures {
         name: "`x = x * a + sin(x) * b`",
-        ops_per_iteration: 4,
+        slots_per_iteration: 5,
         native,
         forward,
         program,
@@ -294,10 +295,13 @@ fn main() -> Result<(), AdError> {
          under the transform.\n"
     );
     println!(
-        "Tape memory: {record} bytes per recorded operation ({} and {} bytes per iteration of the \
-         two loops), plus {adjoint} bytes per node for the float adjoints while `backward` runs.\n",
-        record * figures[0].ops_per_iteration,
-        record * figures[1].ops_per_iteration,
+        "Tape memory: {record} bytes per record slot, one slot per scalar operation of one \
+         recorded input and two for two inputs ({} and {} bytes per iteration of the two loops \
+         here, where every operation is recorded on its own; `nabla run` fuses the second loop's \
+         four operations into one {record}-byte record), plus {adjoint} bytes per slot for the \
+         float adjoints while `backward` runs.\n",
+        record * figures[0].slots_per_iteration,
+        record * figures[1].slots_per_iteration,
     );
     println!("| 784-256-10 tanh network, batch 128, float64 | time |");
     println!("|---|---|");

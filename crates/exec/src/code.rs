@@ -27,34 +27,54 @@ pub const NO_SLOT: Slot = u32::MAX;
 
 /// A slot read by an instruction: either copied (a variable keeps its value) or taken (a
 /// temporary is used exactly once, so its tensor can be overwritten in place).
+///
+/// A taken operand may also be *fresh*: the temporary was written only by the arithmetic or
+/// element-wise instruction that computed it, so its value is the only reference to the tape node
+/// that instruction recorded, and a scalar operation reading it may fuse that record into its own
+/// (see `Tape::push_fused`). A temporary copied from a variable is never fresh.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Operand(u32);
 
 impl Operand {
     const TAKE: u32 = 1 << 31;
+    const FRESH: u32 = 1 << 30;
+    const FLAGS: u32 = Self::TAKE | Self::FRESH;
+    /// The number of slots an operand can name.
+    pub const SLOTS: u32 = Self::FRESH;
 
     /// Reads `slot` and leaves it as it is.
     pub fn copy(slot: Slot) -> Operand {
-        Operand(slot & !Self::TAKE)
+        Operand(slot & !Self::FLAGS)
     }
 
     /// Reads `slot` and leaves a placeholder in it.
     pub fn take(slot: Slot) -> Operand {
-        Operand(slot | Self::TAKE)
+        Operand((slot & !Self::FLAGS) | Self::TAKE)
+    }
+
+    /// Takes the fresh temporary in `slot` (see the type's documentation).
+    pub fn fresh(slot: Slot) -> Operand {
+        Operand((slot & !Self::FLAGS) | Self::FLAGS)
     }
 
     pub fn slot(self) -> Slot {
-        self.0 & !Self::TAKE
+        self.0 & !Self::FLAGS
     }
 
     pub fn is_take(self) -> bool {
         self.0 & Self::TAKE != 0
     }
+
+    pub fn is_fresh(self) -> bool {
+        self.0 & Self::FRESH != 0
+    }
 }
 
 impl std::fmt::Debug for Operand {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.is_take() {
+        if self.is_fresh() {
+            write!(f, "fresh %{}", self.slot())
+        } else if self.is_take() {
             write!(f, "take %{}", self.slot())
         } else {
             write!(f, "%{}", self.slot())
@@ -215,7 +235,7 @@ pub enum TargetShape {
     Dims(Box<[DimSpec]>),
 }
 
-/// An item of `print`: a value or a string literal.
+/// An item of `print` or `write`: a value or a string literal.
 #[derive(Clone, Debug)]
 pub enum PrintItem {
     Value(Operand),
@@ -284,6 +304,8 @@ pub enum BuiltinCall {
     Trace(Operand),
     Diag(Operand),
     Print(Box<[PrintItem]>),
+    /// `write`: the items of `print` without the newline, then a flush.
+    Write(Box<[PrintItem]>),
     Load {
         path: PathBuf,
         csv: bool,
@@ -654,6 +676,8 @@ pub struct Program {
     pub callables: Vec<Callable>,
     /// How many global slots the top-level constants of all files need.
     pub globals: u32,
+    /// The name of each global, for errors.
+    pub global_names: Vec<String>,
     /// The top levels of imported files (only their declarations), dependencies first.
     pub imports: Vec<u32>,
     /// The main file's top level.
@@ -709,6 +733,9 @@ impl Unit {
         }
         if self.n_params > self.n_slots {
             return Err("more parameters than slots".to_owned());
+        }
+        if self.n_slots > Operand::SLOTS {
+            return Err("more slots than an operand can name".to_owned());
         }
         let len = self.code.len();
         let slot_ok = |slot: Slot| slot < self.n_slots;
@@ -806,7 +833,10 @@ mod tests {
     #[test]
     fn operands_pack_the_take_flag() {
         let take = Operand::take(7);
-        assert!(take.is_take() && take.slot() == 7);
+        assert!(take.is_take() && take.slot() == 7 && !take.is_fresh());
         assert!(!Operand::copy(7).is_take());
+        let fresh = Operand::fresh(7);
+        assert!(fresh.is_take() && fresh.is_fresh() && fresh.slot() == 7);
+        assert_eq!(format!("{fresh:?}"), "fresh %7");
     }
 }

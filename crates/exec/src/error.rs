@@ -37,6 +37,9 @@ pub struct RuntimeError {
     pub span: Option<HirSpan>,
     /// Innermost first.
     pub stack: Vec<StackFrame>,
+    /// Details shown after the source line, one line each (a failed `assert_close` gives the
+    /// first and the largest difference here).
+    pub notes: Vec<String>,
     /// Set for checks that run at the start of a function (argument shapes): the error belongs to
     /// the call, so the interpreter reports it there.
     pub(crate) at_call: bool,
@@ -49,6 +52,7 @@ impl RuntimeError {
             message: message.into(),
             span: None,
             stack: Vec::new(),
+            notes: Vec::new(),
             at_call: false,
         }
     }
@@ -60,6 +64,11 @@ impl RuntimeError {
     pub fn internal(message: impl Into<String>) -> RuntimeError {
         let message = format!("internal error in the interpreter: {}", message.into());
         RuntimeError { kind: RuntimeErrorKind::Internal, ..RuntimeError::new(message) }
+    }
+
+    pub fn with_note(mut self, note: impl Into<String>) -> RuntimeError {
+        self.notes.push(note.into());
+        self
     }
 
     pub(crate) fn at_call(mut self) -> RuntimeError {

@@ -21,7 +21,8 @@ pub const INTERPRETER_STACK_BYTES: usize = 256 << 20;
 pub struct RunReport {
     /// Lowering and execution, without reading, parsing or checking.
     pub run_seconds: f64,
-    /// The size of one record of the autodiff tape.
+    /// The bytes of autodiff tape records per recorded operation over the run (the size of one
+    /// record when nothing was recorded).
     pub tape_bytes_per_op: Option<f64>,
 }
 
@@ -40,10 +41,12 @@ pub fn run_program(
     let program = lower_program(db, main)?;
     let mut machine = Machine::new(&program, out, limits)?;
     machine.run()?;
-    Ok(RunReport {
-        run_seconds: start.elapsed().as_secs_f64(),
-        tape_bytes_per_op: Some(Tape::record_bytes() as f64),
-    })
+    let run_seconds = start.elapsed().as_secs_f64();
+    // What the run's recordings took per recorded operation (fused scalar operations share a
+    // record), or the size of one record when nothing was recorded.
+    let tape = machine.tape_ref();
+    let tape_bytes_per_op = tape.bytes_per_operation().unwrap_or(Tape::record_bytes() as f64);
+    Ok(RunReport { run_seconds, tape_bytes_per_op: Some(tape_bytes_per_op) })
 }
 
 /// Runs `f` on a new thread with [`INTERPRETER_STACK_BYTES`] of stack and returns its result, or

@@ -197,3 +197,133 @@ fn tests_run_on_fresh_machines() {
     assert_eq!(failure.kind, RuntimeErrorKind::Assertion);
     assert_eq!(failure.message, "assert_eq(N, 4) failed: the left side is 3, the right side is 4");
 }
+
+/// An output stream that remembers how much had been written at each flush.
+#[derive(Default)]
+struct FlushRecorder {
+    bytes: Vec<u8>,
+    flushed_at: Vec<String>,
+}
+
+impl std::io::Write for FlushRecorder {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.flushed_at.push(String::from_utf8_lossy(&self.bytes).into_owned());
+        Ok(())
+    }
+}
+
+/// `write` prints like `print` without the newline and flushes, so a progress line shows at once;
+/// `print` leaves flushing to the stream.
+#[test]
+fn write_flushes_and_print_does_not() {
+    let text = "write(\"epoch\", 1);\nprint(\" done\");\nwrite(\"\\repoch\", 2, [1, 2]);\n";
+    let dir = scratch("write");
+    let (db, main) = load(&dir, text);
+    let mut out = FlushRecorder::default();
+    let result = exec::run::run_program(&db, main, &mut out, Limits::default());
+    assert!(result.is_ok(), "{result:?}");
+    assert_eq!(String::from_utf8_lossy(&out.bytes), "epoch 1 done\n\repoch 2 [1.0, 2.0]");
+    assert_eq!(out.flushed_at, ["epoch 1", "epoch 1 done\n\repoch 2 [1.0, 2.0]"]);
+}
+
+/// Writes `files` (name and text) to a scratch directory and loads the first with its imports.
+fn load_files(name: &str, files: &[(&str, &str)]) -> (Database, SourceFile) {
+    let dir = scratch(name);
+    for (file, text) in files {
+        std::fs::write(dir.join(file), text).unwrap_or_else(|err| panic!("{err}"));
+    }
+    let mut db = Database::default();
+    let read = &mut |p: &Path| std::fs::read_to_string(p).map_err(|e| e.to_string());
+    let main = db.load_with_imports(&dir.join(files[0].0), read).unwrap_or_else(|e| panic!("{e}"));
+    (db, main)
+}
+
+/// Every error of every loaded file as `FILE LINE:COL CODE message`.
+fn errors_of(db: &Database) -> Vec<String> {
+    let mut errors = Vec::new();
+    for file in db.files() {
+        let name =
+            file.path(db).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let index = syntax::LineIndex::new(file.text(db));
+        for d in hir::file_diagnostics(db, file).iter().filter(|d| d.severity == Severity::Error) {
+            let (line, col) = index.line_col_1based(d.range.start());
+            errors.push(format!("{name} {line}:{col} {} {}", d.code, d.message));
+        }
+    }
+    errors.sort();
+    errors
+}
+
+/// A test sees the top-level constants of its file and of the files it imports with the values
+/// the program gives them: constants computed from constants, calls, and shape variables bound by
+/// `cns` declarations; the file's other top-level statements do not run.
+#[test]
+fn tests_see_the_constants_of_the_file_and_its_imports() {
+    let lib = "cns float base = 2.0;\ncns float scale = base * 3.0;\ncns Tensor table[rows][2] = ones([3, 2]);\nfunction float scaled(float x) {\n    return x * scale;\n}\n";
+    let main = "import \"lib.nb\";\ncns int K = 4;\ncns int twice = 2 * K + rows;\ncns Tensor w[2] = [1.5, 2.5];\ncns float total = sum(w) * K + scaled(1.0);\nprint(\"the top level does not run\");\ntest \"constants\" {\n    print(K, twice, total, scale, rows, sum(table));\n}\n";
+    let (db, main_file) = load_files("constants", &[("main.nb", main), ("lib.nb", lib)]);
+    assert_eq!(errors_of(&db), Vec::<String>::new());
+    let program = exec::lower::lower_program(&db, main_file).unwrap_or_else(|err| panic!("{err}"));
+    let mut out = Vec::new();
+    let mut machine =
+        Machine::new(&program, &mut out, Limits::default()).unwrap_or_else(|err| panic!("{err}"));
+    let result = machine.run_constants().and_then(|()| machine.run_test(program.tests[0].1));
+    drop(machine);
+    assert!(result.is_ok(), "{result:?}");
+    assert_eq!(String::from_utf8_lossy(&out), "4 11 22.0 6.0 3 6.0\n");
+}
+
+/// What tests and importing files cannot evaluate is rejected by the checker instead of reading
+/// 0: a constant computed from a top-level variable (in the main file or an imported one), and a
+/// test or function reading a shape variable that a declaration without `cns` binds.
+#[test]
+fn constants_computed_from_variables_do_not_check() {
+    let lib = "float base = 2.0;\ncns float scale = base * 3.0;\n";
+    let main = "import \"lib.nb\";\nint n = 3;\ncns int M = n + 1;\nTensor data[rows][2] = zeros([4, 2]);\nfunction int count() {\n    return rows;\n}\ntest \"reads a shape variable\" {\n    assert_eq(rows, 4);\n}\n";
+    let (db, _) = load_files("constants-from-variables", &[("main.nb", main), ("lib.nb", lib)]);
+    let reading = "tests and importing files evaluate constants without running the other top-level statements";
+    let only = "only `cns` constants are visible here";
+    assert_eq!(
+        errors_of(&db),
+        [
+            format!(
+                "lib.nb 2:19 E0109 the constant `scale` cannot be computed from the top-level variable `base`: {reading}"
+            ),
+            format!(
+                "main.nb 3:13 E0109 the constant `M` cannot be computed from the top-level variable `n`: {reading}"
+            ),
+            format!(
+                "main.nb 6:12 E0102 a function cannot use the top-level variable `rows`: {only}"
+            ),
+            format!("main.nb 9:15 E0102 a test cannot use the top-level variable `rows`: {only}"),
+        ]
+    );
+}
+
+/// A function may read top-level constants, so a constant's initializer that calls one reading a
+/// constant declared further down would see a value not computed yet: that is a run-time error,
+/// for the program and for its tests alike, never a silent 0.
+#[test]
+fn a_constant_read_before_its_declaration_is_an_error() {
+    let text = "function int later() {\n    return B;\n}\ncns int A = later();\ncns int B = 5;\ntest \"reads A\" {\n    assert_eq(A, 5);\n}\n";
+    let message = "the constant `B` is read before its declaration has run: a function reads it while the top level is still above that declaration";
+    let (out, error) = run("constant-order", text);
+    assert_eq!(out, "");
+    let error = error.unwrap_or_else(|| panic!("the program ran"));
+    assert_eq!(error.message, message);
+    let frames: Vec<&str> = error.stack.iter().map(|f| f.function.as_str()).collect();
+    assert_eq!(frames, ["later", "<top level>"]);
+    let (db, main) = load_files("constant-order-test", &[("main.nb", text)]);
+    let program = exec::lower::lower_program(&db, main).unwrap_or_else(|err| panic!("{err}"));
+    let mut out = Vec::new();
+    let mut machine =
+        Machine::new(&program, &mut out, Limits::default()).unwrap_or_else(|err| panic!("{err}"));
+    let result = machine.run_constants().and_then(|()| machine.run_test(program.tests[0].1));
+    drop(machine);
+    assert_eq!(result.map_err(|error| error.message), Err(message.to_owned()));
+}

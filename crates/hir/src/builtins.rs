@@ -57,6 +57,7 @@ pub enum Builtin {
     Trace,
     Diag,
     Print,
+    Write,
     Load,
     Save,
     LoadCsv,
@@ -108,6 +109,7 @@ pub enum Rule {
     SquareToScalar,
     Solve,
     Diag,
+    /// `print(a, b, ...)` and `write(a, b, ...)`: `void`; strings are allowed as arguments.
     Print,
     /// `load("x.npy")`, `load_csv(...)`: a tensor of unknown shape.
     Load,
@@ -211,6 +213,7 @@ table! {
     Trace "trace" 1..1 SquareToScalar true "trace(A)" "The sum of the diagonal of a square matrix.";
     Diag "diag" 1..1 Diag true "diag(v)" "The square matrix with v on its diagonal; of a matrix, its diagonal.";
     Print "print" 0..inf Print false "print(a, b, ...)" "Prints the values separated by one space, then a newline.";
+    Write "write" 0..inf Print false "write(a, b, ...)" "Prints the values like `print`, separated by one space, without a newline at the end, then flushes standard output: `write(\"\\repoch\", n)` rewrites the current line.";
     Load "load" 1..1 Load false "load(\"x.npy\")" "Reads a NumPy .npy file (float64) relative to the source file.";
     Save "save" 2..2 Save false "save(t, \"x.npy\")" "Writes a tensor as a NumPy .npy file relative to the source file.";
     LoadCsv "load_csv" 1..1 Load false "load_csv(\"x.csv\")" "Reads a CSV file of numbers as a matrix, relative to the source file.";

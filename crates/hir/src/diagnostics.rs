@@ -67,6 +67,7 @@ codes! {
     UnknownDimension = "E0106", Error, "unbound name in a dimension";
     DuplicateItem = "E0107", Error, "top-level name defined twice";
     FunctionAsValue = "E0108", Error, "function used as a value";
+    ConstantReadsVariable = "E0109", Error, "top-level constant computed from a variable";
     TypeMismatch = "E0200", Error, "mismatched types";
     BroadcastMismatch = "E0201", Error, "shapes do not broadcast";
     MatmulMismatch = "E0202", Error, "inner dimensions of `@` differ";

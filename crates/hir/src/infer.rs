@@ -17,7 +17,7 @@ use smol_str::SmolStr;
 use crate::{
     DefId, DefKind,
     body::{
-        Body, DimRef, ExprId, HirSpan, LocalId, LocalKind, Qualifier, RelSpan, Stmt, StmtId,
+        Body, DimRef, Expr, ExprId, HirSpan, LocalId, LocalKind, Qualifier, RelSpan, Stmt, StmtId,
         TypeRef, body_query, lower::Signature,
     },
     builtins::Builtin,
@@ -301,6 +301,58 @@ impl<'a> InferCtx<'a> {
             (_, None) => declared,
         };
         self.result.local_types.insert(local, ty);
+        if let Some(init) = init {
+            self.check_constant_init(local, init);
+        }
+    }
+
+    /// A top-level `cns` constant must be computable from constants alone: tests and importing
+    /// files evaluate a file's constants without running its other statements, so a constant
+    /// that reads a top-level variable would see a value the program never gave it.
+    fn check_constant_init(&mut self, constant: LocalId, init: ExprId) {
+        let data = &self.body.locals[constant];
+        if self.kind != DefKind::TopLevel
+            || data.scope_depth != 0
+            || data.qualifier != Some(Qualifier::Cns)
+        {
+            return;
+        }
+        let constant_name = data.name.clone();
+        let mut reported = rustc_hash::FxHashSet::default();
+        let mut stack = vec![init];
+        while let Some(expr) = stack.pop() {
+            // Children in reverse, so that the first read in the source is reported.
+            stack.extend(self.body.expr_children(expr).into_iter().rev());
+            let Expr::Name { name, local: Some(read) } = &self.body.exprs[expr] else { continue };
+            let read_data = &self.body.locals[*read];
+            if read_data.scope_depth != 0
+                || read_data.qualifier == Some(Qualifier::Cns)
+                || !reported.insert(*read)
+            {
+                continue;
+            }
+            let (label, help) = match read_data.kind {
+                LocalKind::ShapeVar => (
+                    format!("`{name}` is bound here, by a declaration without `cns`"),
+                    format!(
+                        "declare the tensor that binds `{name}` `cns`, or `{constant_name}` without `cns`"
+                    ),
+                ),
+                _ => (
+                    format!("`{name}` is declared here, without `cns`"),
+                    format!("declare `{name}` `cns`, or `{constant_name}` without `cns`"),
+                ),
+            };
+            let span = self.expr_span(expr);
+            let decl = self.local_span(*read);
+            self.report(
+                Code::ConstantReadsVariable,
+                span,
+                format!("the constant `{constant_name}` cannot be computed from the top-level variable `{name}`: tests and importing files evaluate constants without running the other top-level statements"),
+            )
+            .label(decl, label)
+            .help(help);
+        }
     }
 
     /// A condition of `if`, `elif`, a loop or `?:`: a scalar, or a tensor of rank 0.
@@ -357,7 +409,7 @@ impl<'a> InferCtx<'a> {
     }
 
     fn is_exact_equality_on_differentiable(&self, cond: ExprId) -> bool {
-        use crate::body::{BinaryOp, CmpOp, Expr};
+        use crate::body::{BinaryOp, CmpOp};
         match &self.body.exprs[cond] {
             Expr::Binary { op: BinaryOp::Cmp(CmpOp::Eq | CmpOp::Ne), lhs, rhs } => {
                 self.result.type_of_expr(*lhs).is_differentiable()
@@ -396,18 +448,30 @@ impl<'a> InferCtx<'a> {
                     }
                     if !is_cns {
                         let span = self.expr_span(expr);
-                        let decl = HirSpan {
-                            def,
-                            span: body_query(self.db, def).body.source_map.local(local),
-                        };
+                        let lowered = body_query(self.db, def);
+                        let decl = HirSpan { def, span: lowered.body.source_map.local(local) };
                         let what = if self.kind == DefKind::Test { "a test" } else { "a function" };
+                        let (label, help) = match lowered.body.locals[local].kind {
+                            LocalKind::ShapeVar => (
+                                format!("`{name}` is bound here, by a declaration without `cns`"),
+                                format!(
+                                    "pass `{name}` as a parameter, or declare the tensor that binds it `cns`"
+                                ),
+                            ),
+                            _ => (
+                                format!("`{name}` is declared here, without `cns`"),
+                                format!(
+                                    "pass `{name}` as a parameter, or declare it `cns` if it never changes"
+                                ),
+                            ),
+                        };
                         self.report(
                             Code::TopLevelVariableInFunction,
                             span,
                             format!("{what} cannot use the top-level variable `{name}`: only `cns` constants are visible here"),
                         )
-                        .label(decl, format!("`{name}` is declared here, without `cns`"))
-                        .help(format!("pass `{name}` as a parameter, or declare it `cns` if it never changes"));
+                        .label(decl, label)
+                        .help(help);
                         return None;
                     }
                     Resolution::Global { def, local }

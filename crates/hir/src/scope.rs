@@ -9,7 +9,7 @@ use smol_str::SmolStr;
 
 use crate::{
     DefId, DefKind, SourceFile,
-    body::{LocalId, LocalKind, Qualifier, body_query},
+    body::{LocalId, Qualifier, body_query},
     db::{Db, item_tree, resolve_import},
     diagnostics::{Code, Diagnostic},
 };
@@ -63,7 +63,9 @@ pub fn file_exports(db: &dyn Db, file: SourceFile) -> Arc<FileScope> {
         if data.scope_depth != 0 || data.name.is_empty() {
             continue;
         }
-        let is_cns = data.qualifier == Some(Qualifier::Cns) || data.kind == LocalKind::ShapeVar;
+        // Shape variables count when the declaration that binds them is `cns` (their qualifier
+        // is that declaration's).
+        let is_cns = data.qualifier == Some(Qualifier::Cns);
         scope.items.entry(data.name.clone()).or_insert(ScopeItem::Global {
             def: top,
             local,

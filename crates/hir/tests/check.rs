@@ -277,8 +277,10 @@ fn deep_nesting_is_checked_without_overflow() {
     });
 }
 
-/// The error index: each section's erroneous example gives its code, and its fixed example
-/// (the last code block) checks clean.
+/// The error index: each section's erroneous example (marked `nabla,error=CODE` or
+/// `nabla,warning=CODE`, see `docs/README.md`) gives its code, and its fixed example (the last
+/// code block, marked `nabla`) checks clean. `cargo xtask docs` checks the same blocks with the
+/// `nabla` binary; this test keeps the index right under `cargo test`.
 #[test]
 fn error_index_examples_are_right() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/errors.md");
@@ -286,25 +288,32 @@ fn error_index_examples_are_right() {
     let mut failures = Vec::new();
     for section in index.split("\n## ").skip(1) {
         let code = section.split(':').next().unwrap_or_default();
-        let blocks: Vec<&str> = section
-            .split("```nabla\n")
+        // (info string, text) of each Nabla block.
+        let blocks: Vec<(&str, &str)> = section
+            .split("```nabla")
             .skip(1)
-            .filter_map(|block| block.split("```").next())
+            .filter_map(|block| block.split_once('\n'))
+            .filter_map(|(info, rest)| Some((info, rest.split("```").next()?)))
             .collect();
-        let Some(fixed) = blocks.last() else {
+        let (Some(&(fixed_info, fixed)), Some(&(erroneous_info, erroneous))) =
+            (blocks.last(), blocks.first())
+        else {
             failures.push(format!("{code}: no example"));
             continue;
         };
-        if blocks.len() == 2 {
-            let (db, main) = load(blocks[0]);
-            let codes: Vec<&str> =
-                hir::file_diagnostics(&db, main).iter().map(|d| d.code.as_str()).collect();
-            if !codes.contains(&code) {
-                failures.push(format!("{code}: the erroneous example gives {codes:?}"));
-            }
-        }
-        if fixed.contains("import") {
+        let marker = match code.starts_with('W') {
+            true => format!(",warning={code}"),
+            false => format!(",error={code}"),
+        };
+        if blocks.len() != 2 || erroneous_info != marker || !fixed_info.is_empty() {
+            failures.push(format!("{code}: expected a `nabla{marker}` block, then a `nabla` one"));
             continue;
+        }
+        let (db, main) = load(erroneous);
+        let codes: Vec<&str> =
+            hir::file_diagnostics(&db, main).iter().map(|d| d.code.as_str()).collect();
+        if !codes.contains(&code) {
+            failures.push(format!("{code}: the erroneous example gives {codes:?}"));
         }
         let (db, main) = load(fixed);
         let diagnostics = hir::file_diagnostics(&db, main);

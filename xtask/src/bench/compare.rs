@@ -56,7 +56,7 @@ fn rows(row: &Row, run: &mut Run<'_>) -> Vec<[String; 5]> {
             let (tool, reference_seconds) = reference_seconds(run, reference);
             vec![time_row(benchmark, &nabla_seconds, &tool, &reference_seconds, *target)]
         }
-        Row::EachAndFastest { benchmark, nabla, tools } => {
+        Row::EachAndFastest { benchmark, nabla, tools, target } => {
             let nabla_seconds = program_seconds(run, *nabla);
             let mut rows = Vec::new();
             for &(key, tool) in *tools {
@@ -65,7 +65,7 @@ fn rows(row: &Row, run: &mut Run<'_>) -> Vec<[String; 5]> {
                 rows.push(time_row(benchmark, &nabla_seconds, &tool, &seconds, None));
             }
             let (tool, seconds) = reference_seconds(run, &Reference::Fastest(tools));
-            rows.push(time_row(benchmark, &nabla_seconds, &tool, &seconds, None));
+            rows.push(time_row(benchmark, &nabla_seconds, &tool, &seconds, *target));
             rows
         }
         Row::TapeBytes { benchmark, nabla } => {

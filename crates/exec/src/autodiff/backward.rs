@@ -2,7 +2,8 @@
 //!
 //! Adjoints live in a store indexed by tape position that starts empty and fills on first use
 //! (`None` means no gradient reached the node, which also lets the walk skip it). Scalar records
-//! carry their local derivatives, so a float adjoint flows through them with a multiply-add.
+//! carry their local derivatives, so a float adjoint flows through them with a multiply-add per
+//! input (a tensor adjoint, or one tracked by an enclosing level, with a recorded product).
 //! Every other rule is written with the differentiable operations of `ops`, on the values the
 //! record saved (unboxed at the record's level, still tracked at lower levels): when an outer
 //! level is recording (a nested transform, or the program tape under a transform), the backward
@@ -31,7 +32,7 @@ use std::rc::Rc;
 
 use super::adjoints::Adjoints;
 use super::error::{AdError, AdErrorKind};
-use super::op::{ALL_AXES, Arg, Extra, IndexRecord, Kind, Op, Records};
+use super::op::{ALL_AXES, Arg, Extra, IndexRecord, Kind, Op, Rec, RecStore, Records};
 use super::tape::Tape;
 use crate::ops::{self, plain, scalar};
 use crate::tensor::{self, BinaryOp, Index, ReduceOp, Tensor, UnaryOp};
@@ -57,36 +58,59 @@ pub(crate) fn backward_pass(
     keep: Keep,
     adjoints: &mut Adjoints,
 ) -> Result<(), AdError> {
-    let ops = records
-        .ops
-        .get(..=output)
-        .ok_or_else(|| AdError::internal("backward from a node that was not recorded"))?;
+    if output >= records.ops.len() {
+        return Err(AdError::internal("backward from a node that was not recorded"));
+    }
+    let limit_bytes = tensor::allocation_limit();
+    let bytes = (output + 1)
+        .saturating_mul(size_of::<f64>())
+        .saturating_add(records.bytes())
+        .saturating_add(t.recorded_bytes());
+    if bytes > limit_bytes {
+        return Err(AdErrorKind::TapeMemory { bytes: bytes as u128, limit_bytes }.into());
+    }
     adjoints.reset(output + 1);
     adjoints.set(output, seed)?;
-    for (index, op) in ops.iter().enumerate().rev() {
-        match *op {
-            Op::Leaf { .. } => {}
-            Op::Scalar1 { x, dx } => {
-                let g = adjoints.number(index);
-                if !g.is_nan() {
-                    adjoints.add_number(t, x as usize, g * dx)?;
-                } else if let Some(g) = gradient(adjoints, index, keep) {
-                    accumulate_scaled(t, adjoints, x, g, dx)?;
+    // The chunks in reverse, each from its end (or from `output` in the chunk that holds it).
+    for (number, chunk) in records.ops.chunks().iter().enumerate().rev() {
+        let start = number * RecStore::CHUNK;
+        if start > output {
+            continue;
+        }
+        let chunk = &chunk[..chunk.len().min(output + 1 - start)];
+        for (offset, rec) in chunk.iter().enumerate().rev() {
+            let index = start + offset;
+            match *rec {
+                Rec::Leaf { .. } | Rec::Pair { .. } => {}
+                Rec::Scalar1 { x, dx } => {
+                    let g = adjoints.number(index);
+                    if !g.is_nan() {
+                        adjoints.add_number(t, x as usize, g * dx)?;
+                    } else if let Some(g) = gradient(adjoints, index, keep) {
+                        accumulate_scaled(t, adjoints, x, g, dx)?;
+                    }
                 }
-            }
-            Op::Scalar2 { a, b, da, db } => {
-                let g = adjoints.number(index);
-                if !g.is_nan() {
-                    adjoints.add_number(t, a as usize, g * da)?;
-                    adjoints.add_number(t, b as usize, g * db)?;
-                } else if let Some(g) = gradient(adjoints, index, keep) {
-                    accumulate_scaled(t, adjoints, a, g.clone(), da)?;
-                    accumulate_scaled(t, adjoints, b, g, db)?;
+                Rec::Scalar2 { b, db } => {
+                    let pair = match offset.checked_sub(1) {
+                        Some(before) => chunk.get(before),
+                        None => index.checked_sub(1).and_then(|before| records.ops.get(before)),
+                    };
+                    let Some(&Rec::Pair { a, da }) = pair else {
+                        return Err(AdError::internal("a two-input record without its pair"));
+                    };
+                    let g = adjoints.number(index);
+                    if !g.is_nan() {
+                        adjoints.add_number(t, a as usize, g * da)?;
+                        adjoints.add_number(t, b as usize, g * db)?;
+                    } else if let Some(g) = gradient(adjoints, index, keep) {
+                        accumulate_scaled(t, adjoints, a, g.clone(), da)?;
+                        accumulate_scaled(t, adjoints, b, g, db)?;
+                    }
                 }
-            }
-            ref op => {
-                if let Some(g) = gradient(adjoints, index, keep) {
-                    pullback(t, records, op, g, adjoints)?;
+                Rec::General { op } => {
+                    if let Some(g) = gradient(adjoints, index, keep) {
+                        pullback(t, records, records.op(op)?, g, adjoints)?;
+                    }
                 }
             }
         }
@@ -204,7 +228,6 @@ fn pullback(
     adjoints: &mut Adjoints,
 ) -> Result<(), AdError> {
     match op {
-        Op::Leaf { .. } | Op::Scalar1 { .. } | Op::Scalar2 { .. } => Ok(()),
         Op::Unary { op, x, values } => {
             let input = records.value(*values, 0)?.clone();
             let output = records.value(*values, 1)?.clone();
@@ -406,11 +429,28 @@ fn pullback(
         Op::Einsum { extra } => {
             let Extra::Einsum(record) = records.extra(*extra)? else { return Err(wrong_extra()) };
             let count = record.args.len();
+            // A constant uniform gradient drops out of the gradient contractions (see
+            // `einsum::backward`); a tracked one stays, so that an outer level can differentiate
+            // the result with respect to it.
+            let needed = record.args.iter().any(|arg| arg.index().is_some());
+            let uniform = match &g {
+                _ if !needed => None,
+                Value::Float(value) => Some(*value),
+                Value::Tensor(tensor) => crate::einsum::uniform_value(&tensor.view()),
+                _ => None,
+            };
             for (position, &arg) in record.args.iter().enumerate() {
                 accumulate_arg(t, adjoints, arg, |t| {
-                    let gradient = Rc::new(record.contraction.gradient(position)?);
                     let mut operands = Vec::with_capacity(count);
-                    operands.push(g.clone());
+                    let gradient = Rc::new(match uniform {
+                        Some(value) => {
+                            record.contraction.uniform_gradient(position, value, g.shape())?
+                        }
+                        None => {
+                            operands.push(g.clone());
+                            record.contraction.gradient(position)?
+                        }
+                    });
                     for other in (0..count).filter(|&other| other != position) {
                         operands.push(records.value(record.values, other)?.clone());
                     }

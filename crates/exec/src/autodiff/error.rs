@@ -8,7 +8,7 @@
 use std::fmt;
 
 use crate::einsum::EinsumError;
-use crate::tensor::TensorError;
+use crate::tensor::{ByteCount, TensorError};
 
 /// An error of a value operation, `backward`, `grad` or a transform.
 #[derive(Clone, Debug, PartialEq)]
@@ -67,6 +67,9 @@ pub enum AdErrorKind {
     NestingTooDeep,
     /// A recording longer than the tape can index.
     TapeFull,
+    /// The recordings (records, saved values) or a backward pass's adjoints would take more
+    /// memory than the allocation limit (`--max-memory`).
+    TapeMemory { bytes: u128, limit_bytes: usize },
     /// A derivative this implementation does not provide.
     Unsupported { what: &'static str },
     /// A broken internal invariant: a bug in the autodiff engine, not in the program.
@@ -115,6 +118,13 @@ impl fmt::Display for AdErrorKind {
             AdErrorKind::NestingTooDeep => f.write_str("differentiation is nested too deeply"),
             AdErrorKind::TapeFull => f.write_str(
                 "the autodiff tape is full: too many operations recorded before backward",
+            ),
+            AdErrorKind::TapeMemory { bytes, limit_bytes } => write!(
+                f,
+                "the autodiff tape would take {}, over the allocation limit of {}: call \
+                 backward(...) to release the recording, or raise --max-memory",
+                ByteCount(*bytes),
+                ByteCount(*limit_bytes as u128)
             ),
             AdErrorKind::Unsupported { what } => write!(f, "not supported: {what}"),
             AdErrorKind::Internal { reason } => write!(f, "internal autodiff error: {reason}"),

@@ -12,9 +12,11 @@
 //!   level, with its primal computed by the same operation on the operands unboxed at that level,
 //!   so lower levels record it too. Each level's records are appended in execution order (already
 //!   topological) and its backward pass walks them once in reverse with one rule per operation
-//!   (`backward`), accumulating into a store that zero-fills on first use. The rules are built
-//!   from the same differentiable operations, so enclosing levels record the backward pass and
-//!   higher derivatives come out right for every primitive.
+//!   (`backward`), accumulating into a store that zero-fills on first use. Scalar operations on
+//!   floats tracked at one level record their partial derivatives as numbers in 16-byte records,
+//!   and the interpreter fuses chains of them into one record (`Tape::fuse1`). The other rules are
+//!   built from the same differentiable operations, so enclosing levels record the backward pass
+//!   and higher derivatives come out right for every primitive.
 //! - `backward` releases the program tape by moving its serial base, so stale boxes turn into
 //!   constants without anyone rewriting them, and `var` slots are re-leafed lazily
 //!   ([`Tape::refresh_var`]); `tape.rs` explains the choice.
@@ -44,4 +46,4 @@ pub use transform::{
 };
 
 pub(crate) use op::{ALL_AXES, Arg, EinsumRecord, Extra, IndexRecord, Kind, NOTHING_SAVED, Op};
-pub(crate) use tape::{Lifted, LiftedVec};
+pub(crate) use tape::{Lifted, LiftedVec, Term};

@@ -1,16 +1,20 @@
-//! The records of the tape: one [`Op`] per recorded node, holding its inputs and what its backward
-//! rule needs.
+//! The records of the tape: one [`Rec`] of 16 bytes per tape slot, in execution order.
 //!
-//! A record is 32 bytes of plain data with no destructor, so releasing a recording of a million
-//! records is one length reset. Scalar operations whose local derivatives are plain numbers (the
-//! common case: a float tracked at one level only) record those derivatives directly
-//! ([`Op::Scalar1`], [`Op::Scalar2`]), so the backward pass over them is a multiply-add per input.
-//! Every other record names its saved values, operand kinds and bulky parameters (index lists,
-//! permutations, contractions) by position in its level's arenas ([`Records::values`],
-//! [`Records::kinds`], [`Records::extras`]). A record never holds a node of another level: inputs
-//! that are not tracked at the record's level are [`Arg::CONSTANT`] and get no gradient there.
+//! Scalar operations whose local derivatives are plain numbers (the common case: a float tracked
+//! at one level only) record those derivatives directly: [`Rec::Scalar1`] is one input and its
+//! partial, a function of two inputs takes two slots ([`Rec::Pair`] for the first input, then
+//! [`Rec::Scalar2`], whose slot is the node). The backward pass over them is one multiply-add per
+//! input. Every other operation is a [`Rec::General`] naming an [`Op`] in its level's `general`
+//! arena, which holds its inputs and names its saved values, operand kinds and bulky parameters
+//! (index lists, permutations, contractions) by position in the level's other arenas
+//! ([`Records::values`], [`Records::kinds`], [`Records::extras`]). A record never holds a node of
+//! another level: inputs that are not tracked at the record's level are [`Arg::CONSTANT`] and get
+//! no gradient there.
 //!
-//! This module only describes records; `ops` writes them and `backward` reads them.
+//! Records and ops are plain data with no destructor, so releasing a recording of a million
+//! records is a few length resets.
+//!
+//! This module only describes records; `ops` and the tape write them and `backward` reads them.
 
 use std::rc::Rc;
 
@@ -99,18 +103,155 @@ pub(crate) enum Extra {
     Einsum(EinsumRecord),
 }
 
-/// One recorded operation. Field names follow the operation's operands; `values` and `kinds`
-/// point into the level's arenas, with the entries listed on each variant.
-#[derive(Debug)]
-pub(crate) enum Op {
+/// One slot of a level's tape. Every slot but a [`Rec::Pair`] is a node, whose tape index (its
+/// position) is what [`Arg`]s and the adjoint store use.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Rec {
     /// A `var` (program level) or the argument a transform differentiates. A `var` re-leafed after
     /// a `backward` remembers the serial of the program-level node it continues (`origin`), so
-    /// that `grad(x)` still finds that node's gradient; otherwise `origin` is [`Op::NO_ORIGIN`].
+    /// that `grad(x)` still finds that node's gradient; otherwise `origin` is [`Rec::NO_ORIGIN`].
     Leaf { origin: u64 },
     /// A float function of one tracked float with the plain local derivative `dx`.
     Scalar1 { x: u32, dx: f64 },
-    /// A float function of two tracked floats with plain local derivatives.
-    Scalar2 { a: u32, b: u32, da: f64, db: f64 },
+    /// The first input of the [`Rec::Scalar2`] in the next slot and its partial; not a node.
+    Pair { a: u32, da: f64 },
+    /// A float function of two tracked floats with plain local derivatives: `b` and its partial
+    /// here, the other input in the [`Rec::Pair`] just before.
+    Scalar2 { b: u32, db: f64 },
+    /// Any other operation: the index of its [`Op`] in the level's `general` arena.
+    General { op: u32 },
+}
+
+impl Rec {
+    pub(crate) const NO_ORIGIN: u64 = u64::MAX;
+}
+
+/// The records of one level in chunks of [`RecStore::CHUNK`] records, so that a growing recording
+/// never copies what it holds (a copy would also fault in fresh memory for all of it, which costs
+/// more than the copy itself on machines where first touches are slow).
+#[derive(Debug, Default)]
+pub(crate) struct RecStore {
+    /// Every chunk has a capacity of exactly `CHUNK`; the ones before the chunk holding the last
+    /// record are full, the ones after it empty (kept for reuse).
+    chunks: Vec<Vec<Rec>>,
+    len: usize,
+}
+
+impl RecStore {
+    const CHUNK_BITS: u32 = 12;
+    /// Records per chunk (64 KiB of records).
+    pub(crate) const CHUNK: usize = 1 << Self::CHUNK_BITS;
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// How many records fit without a new chunk.
+    pub(crate) fn capacity(&self) -> usize {
+        self.chunks.len() * Self::CHUNK
+    }
+
+    #[inline]
+    pub(crate) fn get(&self, index: usize) -> Option<&Rec> {
+        self.chunks.get(index >> Self::CHUNK_BITS)?.get(index & (Self::CHUNK - 1))
+    }
+
+    #[inline]
+    pub(crate) fn get_mut(&mut self, index: usize) -> Option<&mut Rec> {
+        self.chunks.get_mut(index >> Self::CHUNK_BITS)?.get_mut(index & (Self::CHUNK - 1))
+    }
+
+    /// The chunks holding records `0..len`, in order.
+    pub(crate) fn chunks(&self) -> &[Vec<Rec>] {
+        let used = self.len.div_ceil(Self::CHUNK).min(self.chunks.len());
+        &self.chunks[..used]
+    }
+
+    /// Appends a record; the caller made room ([`RecStore::reserve`]).
+    #[inline(always)]
+    pub(crate) fn push(&mut self, rec: Rec) {
+        match self.chunks.get_mut(self.len >> Self::CHUNK_BITS) {
+            Some(chunk) => push_record(chunk, rec),
+            None => {
+                let mut chunk = Vec::with_capacity(Self::CHUNK);
+                chunk.push(rec);
+                self.chunks.push(chunk);
+            }
+        }
+        self.len += 1;
+    }
+
+    /// Makes room for `more` records, one chunk at a time; errors when memory runs out.
+    pub(crate) fn reserve(&mut self, more: usize) -> Result<(), super::AdError> {
+        while self.len + more > self.capacity() {
+            let mut chunk = Vec::new();
+            chunk
+                .try_reserve_exact(Self::CHUNK)
+                .map_err(|_| super::AdError::from(super::AdErrorKind::TapeFull))?;
+            self.chunks.push(chunk);
+        }
+        Ok(())
+    }
+
+    /// Forgets the records from `len` on, keeping the chunks.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        if len >= self.len {
+            return;
+        }
+        let first = len >> Self::CHUNK_BITS;
+        for (position, chunk) in self.chunks.iter_mut().enumerate().skip(first) {
+            chunk.truncate(if position == first { len & (Self::CHUNK - 1) } else { 0 });
+        }
+        self.len = len;
+    }
+
+    /// Forgets the last record.
+    #[inline]
+    pub(crate) fn pop(&mut self) {
+        if let Some(last) = self.len.checked_sub(1)
+            && let Some(chunk) = self.chunks.get_mut(last >> Self::CHUNK_BITS)
+        {
+            chunk.pop();
+            self.len = last;
+        }
+    }
+
+    /// Forgets every record, keeping the chunks.
+    pub(crate) fn clear(&mut self) {
+        self.truncate(0);
+    }
+}
+
+/// Appends `rec` to a chunk.
+///
+/// `Vec::push` makes the compiler build a record on the stack (it must survive the call that
+/// would grow the vector) and copy it into the buffer with wide loads that cannot be forwarded
+/// from the narrow stores that built it, a stall on every recorded scalar operation. Writing into
+/// the spare capacity builds it in place.
+#[inline(always)]
+fn push_record(chunk: &mut Vec<Rec>, rec: Rec) {
+    let len = chunk.len();
+    match chunk.spare_capacity_mut().first_mut() {
+        Some(slot) => {
+            slot.write(rec);
+            // SAFETY: the element at `len` was just initialised, and `len < capacity` because the
+            // spare capacity was not empty.
+            unsafe { chunk.set_len(len + 1) };
+        }
+        // A full chunk is never pushed to (see `RecStore::push`); should it be, it grows.
+        None => chunk.push(rec),
+    }
+}
+
+/// A recorded operation other than a leaf or a scalar one. Field names follow the operation's
+/// operands; `values` and `kinds` point into the level's arenas, with the entries listed on each
+/// variant.
+#[derive(Debug)]
+pub(crate) enum Op {
     /// An element-wise function; values `[x, out]`.
     Unary { op: UnaryOp, x: u32, values: Slot },
     /// Broadcasting arithmetic; kinds `[lhs, rhs]`; values `[lhs, rhs, out]`, or nothing for `+`
@@ -174,19 +315,18 @@ pub(crate) enum Op {
     Einsum { extra: Slot },
 }
 
-impl Op {
-    pub(crate) const NO_ORIGIN: u64 = u64::MAX;
-}
-
 /// The recording of one level: its records in order (already topological) and the arenas they
 /// point into. `base` is the serial of the first record.
 #[derive(Debug, Default)]
 pub(crate) struct Records {
     pub(crate) base: u64,
-    pub(crate) ops: Vec<Op>,
+    pub(crate) ops: RecStore,
+    pub(crate) general: Vec<Op>,
     pub(crate) values: Vec<Value>,
     pub(crate) kinds: Vec<Kind>,
     pub(crate) extras: Vec<Extra>,
+    /// The bytes of the tensors saved in `values` (each counted as if it had its own buffer).
+    pub(crate) saved_bytes: usize,
 }
 
 impl Records {
@@ -195,9 +335,29 @@ impl Records {
     pub(crate) fn release(&mut self) {
         self.base += self.ops.len() as u64;
         self.ops.clear();
+        self.general.clear();
         self.values.clear();
         self.kinds.clear();
         self.extras.clear();
+        self.saved_bytes = 0;
+    }
+
+    /// The general operation of a [`Rec::General`].
+    pub(crate) fn op(&self, index: u32) -> Result<&Op, super::AdError> {
+        self.general
+            .get(index as usize)
+            .ok_or(super::AdError::internal("a record names an operation it lacks"))
+    }
+
+    /// The bytes the recording takes (its allocations and the tensors it saved), for the
+    /// allocation limit.
+    pub(crate) fn bytes(&self) -> usize {
+        self.ops.capacity() * size_of::<Rec>()
+            + self.general.capacity() * size_of::<Op>()
+            + self.values.capacity() * size_of::<Value>()
+            + self.kinds.capacity() * size_of::<Kind>()
+            + self.extras.capacity() * size_of::<Extra>()
+            + self.saved_bytes
     }
 
     /// The saved value at `slot + offset`.
@@ -227,8 +387,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_store_grows_by_chunks_and_forgets_from_the_end() {
+        let chunk = RecStore::CHUNK;
+        let mut store = RecStore::default();
+        let n = chunk * 2 + 5;
+        store.reserve(n).unwrap();
+        assert_eq!(store.capacity(), chunk * 3);
+        for i in 0..n {
+            store.push(Rec::Scalar1 { x: i as u32, dx: 1.0 });
+        }
+        assert_eq!((store.len(), store.chunks().len()), (n, 3));
+        assert_eq!(store.get(chunk + 1), Some(&Rec::Scalar1 { x: chunk as u32 + 1, dx: 1.0 }));
+        store.truncate(chunk - 1);
+        assert_eq!((store.len(), store.chunks().len()), (chunk - 1, 1));
+        assert!(store.get(chunk).is_none() && store.get(chunk - 2).is_some());
+        store.pop();
+        assert_eq!(store.len(), chunk - 2);
+        assert!(store.get(chunk - 2).is_none());
+        store.clear();
+        assert!(store.is_empty() && store.chunks().is_empty());
+        assert_eq!(store.capacity(), chunk * 3, "the chunks are kept for reuse");
+    }
+
+    #[test]
     fn records_are_small() {
+        assert_eq!(size_of::<Rec>(), 16);
         assert!(size_of::<Op>() <= 32, "{}", size_of::<Op>());
         assert!(!std::mem::needs_drop::<Op>(), "releasing a recording must not visit records");
+        assert!(!std::mem::needs_drop::<Rec>());
     }
 }

@@ -28,7 +28,7 @@ use std::rc::Rc;
 use super::adjoints::Adjoints;
 use super::backward::{Keep, backward_pass};
 use super::error::{AdError, AdErrorKind};
-use super::op::{Arg, Extra, Kind, Op, Records, Slot};
+use super::op::{Arg, Extra, Kind, Op, Rec, RecStore, Records, Slot};
 use crate::tensor::Tensor;
 use crate::value::{NodeRef, Primal, Tracked, Value};
 
@@ -62,6 +62,20 @@ pub struct Tape {
     /// An emptied adjoint store whose allocation the next backward pass reuses, so that a loop of
     /// transforms does not allocate (and fault in) a new store each time.
     spare: Adjoints,
+    /// Operations recorded and tape slots they took (net of fusion), over the whole run, for
+    /// [`Tape::bytes_per_operation`].
+    operations: u64,
+    slots: u64,
+}
+
+/// An operand of a scalar operation being recorded (see [`Tape::push_fused`]): its live node,
+/// the operation's partial derivative with respect to it, and whether the operand is a fresh
+/// temporary: the result of a scalar operation that nothing but this operand refers to.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Term {
+    pub(crate) node: NodeRef,
+    pub(crate) partial: f64,
+    pub(crate) fresh: bool,
 }
 
 impl Default for Tape {
@@ -92,7 +106,31 @@ impl Tape {
             depth: 1,
             gradients: None,
             spare: Adjoints::default(),
+            operations: 0,
+            slots: 0,
         }
+    }
+
+    /// The average bytes of tape records per recorded operation so far in this run (several
+    /// scalar operations fused into one record share it), or `None` before any recording.
+    pub fn bytes_per_operation(&self) -> Option<f64> {
+        (self.operations > 0)
+            .then(|| (self.slots * size_of::<Rec>() as u64) as f64 / self.operations as f64)
+    }
+
+    /// The bytes every active recording takes now (records, operations, saved values).
+    pub fn recorded_bytes(&self) -> usize {
+        self.levels.iter().map(Records::bytes).sum()
+    }
+
+    /// An error when the recordings plus `more` bytes would exceed the allocation limit.
+    fn check_memory(&self, more: usize) -> Result<(), AdError> {
+        let limit_bytes = crate::tensor::allocation_limit();
+        let bytes = self.recorded_bytes().saturating_add(more);
+        if bytes > limit_bytes {
+            return Err(AdErrorKind::TapeMemory { bytes: bytes as u128, limit_bytes }.into());
+        }
+        Ok(())
     }
 
     /// The number of records on the program tape (level 0) since the last release.
@@ -105,9 +143,10 @@ impl Tape {
         self.depth
     }
 
-    /// The size of one tape record in bytes, for reports.
+    /// The size of one tape record in bytes, for reports (a scalar operation of two recorded
+    /// inputs takes two).
     pub fn record_bytes() -> usize {
-        size_of::<Op>()
+        size_of::<Rec>()
     }
 
     /// The bytes a backward pass's adjoint store takes per node whose adjoint is a plain float
@@ -129,7 +168,7 @@ impl Tape {
     /// `int` is converted to `float`). Tracking by open transforms is kept, so a `var` declared
     /// inside a function being differentiated still carries the transform's perturbation.
     pub fn leaf(&mut self, value: Value) -> Result<Value, AdError> {
-        self.leaf_with_origin(value, Op::NO_ORIGIN)
+        self.leaf_with_origin(value, Rec::NO_ORIGIN)
     }
 
     /// Makes sure a `var` slot holds a live leaf or intermediate of the current program tape; see
@@ -140,7 +179,7 @@ impl Tape {
         if node.is_some_and(|node| self.is_live(node)) {
             return Ok(());
         }
-        let origin = node.map_or(Op::NO_ORIGIN, NodeRef::serial);
+        let origin = node.map_or(Rec::NO_ORIGIN, NodeRef::serial);
         *slot = self.leaf_with_origin(slot.clone(), origin)?;
         Ok(())
     }
@@ -184,7 +223,7 @@ impl Tape {
                         .into());
                     }
                 };
-                self.push(0, Op::Leaf { origin }, plain)
+                self.push_rec(0, Rec::Leaf { origin }, plain)
             }
         }
     }
@@ -257,7 +296,7 @@ impl Tape {
         let records = self.levels.first()?;
         let index = usize::try_from(node.serial() - records.base).ok()?;
         match records.ops.get(index)? {
-            Op::Leaf { origin } if *origin != Op::NO_ORIGIN => Some(*origin),
+            Rec::Leaf { origin } if *origin != Rec::NO_ORIGIN => Some(*origin),
             _ => None,
         }
     }
@@ -319,7 +358,7 @@ impl Tape {
 
     /// Records the argument a transform differentiates: a leaf at `level` around `value`.
     pub(crate) fn transform_leaf(&mut self, level: usize, value: Value) -> Result<Value, AdError> {
-        self.push(level, Op::Leaf { origin: Op::NO_ORIGIN }, value)
+        self.push_rec(level, Rec::Leaf { origin: Rec::NO_ORIGIN }, value)
     }
 
     /// The tape index of a value's node at `level`, if it is tracked (live) there at the top.
@@ -406,53 +445,58 @@ impl Tape {
         }
     }
 
-    /// Appends `op` to `level`'s recording and returns `out` boxed with the new node.
+    /// Appends the general operation `op` to `level`'s recording and returns `out` boxed with the
+    /// new node.
     pub(crate) fn push(&mut self, level: usize, op: Op, out: Value) -> Result<Value, AdError> {
-        let node = self.append(level, op)?;
+        self.check_memory(0)?;
+        let records = self
+            .levels
+            .get_mut(level)
+            .ok_or_else(|| AdError::internal("a record for a level that was never opened"))?;
+        let index = u32::try_from(records.general.len()).map_err(|_| AdErrorKind::TapeFull)?;
+        records.general.push(op);
+        self.push_rec(level, Rec::General { op: index }, out)
+    }
+
+    /// Appends `rec` to `level`'s recording and returns `out` boxed with the new node.
+    fn push_rec(&mut self, level: usize, rec: Rec, out: Value) -> Result<Value, AdError> {
+        let node = self.append(level, rec)?;
         Ok(match out {
             Value::Float(value) => Value::TrackedFloat { value, node },
             other => Value::Tracked(Rc::new(Tracked::new(other, node))),
         })
     }
 
-    #[inline]
-    fn append(&mut self, level: usize, op: Op) -> Result<NodeRef, AdError> {
+    fn append(&mut self, level: usize, rec: Rec) -> Result<NodeRef, AdError> {
+        if self.levels.get(level).is_some_and(|r| r.ops.len() >= r.ops.capacity()) {
+            self.grow(level, 1)?;
+        }
         let records = self
             .levels
             .get_mut(level)
             .ok_or_else(|| AdError::internal("a record for a level that was never opened"))?;
         let index = records.ops.len();
         let serial = records.base + index as u64;
-        if index >= u32::MAX as usize - 1 || serial > NodeRef::MAX_SERIAL {
+        if index >= u32::MAX as usize - 2 || serial > NodeRef::MAX_SERIAL {
             return Err(AdErrorKind::TapeFull.into());
         }
-        records.ops.push(op);
+        records.ops.push(rec);
+        self.operations += 1;
+        self.slots += 1;
         Ok(NodeRef::new(level, serial))
     }
 
-    /// Appends a scalar record built from the tape indices of live nodes of `level` (the caller
-    /// checked liveness) and returns the boxed result; one lookup of the level for everything.
-    #[inline]
-    fn append_scalar<const N: usize>(
-        &mut self,
-        level: usize,
-        nodes: [NodeRef; N],
-        build: impl FnOnce([u32; N]) -> Op,
-        value: f64,
-    ) -> Result<Value, AdError> {
-        let records = self
-            .levels
-            .get_mut(level)
-            .ok_or_else(|| AdError::internal("a record for a level that was never opened"))?;
-        // Live nodes are fewer than `u32::MAX` records past the base (see the check below).
-        let indices = nodes.map(|node| (node.serial() - records.base) as u32);
-        let index = records.ops.len();
-        let serial = records.base + index as u64;
-        if index >= u32::MAX as usize - 1 || serial > NodeRef::MAX_SERIAL {
-            return Err(AdErrorKind::TapeFull.into());
+    /// Makes room for at least `more` records on `level` within the allocation limit; kept out of
+    /// line so that the recording fast path stays small.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, level: usize, more: usize) -> Result<(), AdError> {
+        if level >= self.levels.len() {
+            return Err(AdError::internal("a record for a level that was never opened"));
         }
-        push_record(&mut records.ops, || build(indices))?;
-        Ok(Value::TrackedFloat { value, node: NodeRef::new(level, serial) })
+        let additional = more.next_multiple_of(RecStore::CHUNK);
+        self.check_memory(additional.saturating_mul(size_of::<Rec>()))?;
+        self.levels[level].ops.reserve(more)
     }
 
     /// Records a float function of the live scalar `x` with the plain local derivative `dx`.
@@ -463,7 +507,7 @@ impl Tape {
         dx: f64,
         value: f64,
     ) -> Result<Value, AdError> {
-        self.append_scalar(x.level(), [x], |[x]| Op::Scalar1 { x, dx }, value)
+        self.push_fused([Term { node: x, partial: dx, fresh: false }], value)
     }
 
     /// Records a float function of the live scalars `a` and `b`, both of one level.
@@ -476,7 +520,199 @@ impl Tape {
         db: f64,
         value: f64,
     ) -> Result<Value, AdError> {
-        self.append_scalar(a.level(), [a, b], |[a, b]| Op::Scalar2 { a, b, da, db }, value)
+        let a = Term { node: a, partial: da, fresh: false };
+        let b = Term { node: b, partial: db, fresh: false };
+        self.push_fused([a, b], value)
+    }
+
+    /// Records a float function of live scalars of one level with plain partial derivatives
+    /// (`terms`, one or two) and returns `value` boxed with the new node; see [`Tape::fuse1`].
+    #[inline]
+    pub(crate) fn push_fused<const N: usize>(
+        &mut self,
+        terms: [Term; N],
+        value: f64,
+    ) -> Result<Value, AdError> {
+        let node = match terms.as_slice() {
+            &[term] => self.fuse1(term)?,
+            &[a, b] => self.fuse2(a, b)?,
+            terms => self.fuse_general(terms)?,
+        };
+        Ok(Value::TrackedFloat { value, node })
+    }
+
+    /// Records a float function of one live scalar with the plain partial derivative
+    /// `term.partial` and returns the new node.
+    ///
+    /// Fusion: a fresh operand (see [`Term`]) whose scalar record ends the tape is nobody else's
+    /// input, so its record is replaced by the new one, which takes over its inputs with their
+    /// partials multiplied by the operand's (the chain rule at recording time). `x * a + sin(x) *
+    /// b` with constants `a` and `b` thus leaves one record per evaluation, `x` with the partial
+    /// `a + b cos x`, instead of four. Fusion is skipped when the inputs would be more than two;
+    /// inputs that appear twice are merged. The common cases are rewritten in place here, the
+    /// others in [`Tape::fuse_general`].
+    #[inline]
+    pub(crate) fn fuse1(&mut self, term: Term) -> Result<NodeRef, AdError> {
+        let level = term.node.level();
+        if let Some(records) = self.levels.get_mut(level) {
+            let len = records.ops.len();
+            let index = (term.node.serial() - records.base) as usize;
+            if term.fresh
+                && index + 1 == len
+                && let Some(Rec::Scalar1 { dx, .. }) = records.ops.get_mut(index)
+            {
+                *dx *= term.partial;
+                self.operations += 1;
+                return Ok(term.node);
+            }
+            let serial = records.base + len as u64;
+            if len < records.ops.capacity() && room(len, serial, 1) {
+                records.ops.push(Rec::Scalar1 { x: index as u32, dx: term.partial });
+                self.operations += 1;
+                self.slots += 1;
+                return Ok(NodeRef::new(level, serial));
+            }
+        }
+        self.fuse_general(&[term])
+    }
+
+    /// [`Tape::fuse1`] for a function of two live scalars of one level.
+    #[inline]
+    pub(crate) fn fuse2(&mut self, a: Term, b: Term) -> Result<NodeRef, AdError> {
+        let level = a.node.level();
+        if let Some(records) = self.levels.get_mut(level) {
+            let len = records.ops.len();
+            let i = (a.node.serial() - records.base) as usize;
+            let j = (b.node.serial() - records.base) as usize;
+            if a.fresh && b.fresh && i + 2 == len && j + 1 == len {
+                // `f(x) op g(y)` from two fresh one-input records at the end: rewritten in place
+                // as one record (when `x` and `y` are the same node) or as a pair.
+                if let (Some(&Rec::Scalar1 { x, dx }), Some(&Rec::Scalar1 { x: y, dx: dy })) =
+                    (records.ops.get(i), records.ops.get(j))
+                {
+                    let (dx, dy) = (a.partial * dx, b.partial * dy);
+                    self.operations += 1;
+                    if x == y {
+                        if let Some(rec) = records.ops.get_mut(i) {
+                            *rec = Rec::Scalar1 { x, dx: dx + dy };
+                        }
+                        records.ops.pop();
+                        self.slots -= 1;
+                        return Ok(a.node);
+                    }
+                    if let Some(rec) = records.ops.get_mut(i) {
+                        *rec = Rec::Pair { a: x, da: dx };
+                    }
+                    if let Some(rec) = records.ops.get_mut(j) {
+                        *rec = Rec::Scalar2 { b: y, db: dy };
+                    }
+                    return Ok(b.node);
+                }
+            }
+            let serial = records.base + len as u64 + 1;
+            if !a.fresh
+                && !b.fresh
+                && i != j
+                && len + 2 <= records.ops.capacity()
+                && room(len, serial, 2)
+            {
+                records.ops.push(Rec::Pair { a: i as u32, da: a.partial });
+                records.ops.push(Rec::Scalar2 { b: j as u32, db: b.partial });
+                self.operations += 1;
+                self.slots += 2;
+                return Ok(NodeRef::new(level, serial));
+            }
+        }
+        self.fuse_general(&[a, b])
+    }
+
+    /// Every case of [`Tape::fuse1`] and [`Tape::fuse2`], for one or two terms.
+    #[inline(never)]
+    fn fuse_general(&mut self, terms: &[Term]) -> Result<NodeRef, AdError> {
+        let Some(first) = terms.first() else {
+            return Err(AdError::internal("a scalar record without inputs"));
+        };
+        let n = terms.len().min(2);
+        let terms = &terms[..n];
+        let level = first.node.level();
+        let records = self
+            .levels
+            .get_mut(level)
+            .ok_or_else(|| AdError::internal("a record for a level that was never opened"))?;
+        let base = records.base;
+        let len = records.ops.len();
+        // Live nodes are fewer than `u32::MAX` records past the base (see `append`).
+        let mut indices = [0u32; 2];
+        for (index, term) in indices.iter_mut().zip(terms) {
+            *index = (term.node.serial() - base) as u32;
+        }
+        let mut edges = [(0u32, 0.0f64); 4];
+        let mut count = 0;
+        let mut cut = len;
+        let mut expanding = true;
+        // Newest operand first, so that each expanded record ends what is left of the tape.
+        let mut order = [0usize, 1usize];
+        if n == 2 && indices[0] < indices[1] {
+            order = [1, 0];
+        }
+        for &k in &order[..n] {
+            let (term, index) = (terms[k], indices[k] as usize);
+            if expanding && term.fresh && index + 1 == cut {
+                match records.ops.get(index) {
+                    Some(&Rec::Scalar1 { x, dx }) => {
+                        edges[count] = (x, term.partial * dx);
+                        count += 1;
+                        cut = index;
+                        continue;
+                    }
+                    Some(&Rec::Scalar2 { b, db }) if index > 0 => {
+                        if let Some(&Rec::Pair { a, da }) = records.ops.get(index - 1) {
+                            edges[count] = (a, term.partial * da);
+                            edges[count + 1] = (b, term.partial * db);
+                            count += 2;
+                            cut = index - 1;
+                            continue;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            expanding = false;
+            edges[count] = (indices[k], term.partial);
+            count += 1;
+        }
+        let (mut inputs, mut count) = merge(&edges[..count]);
+        if count > 2 {
+            // Too many inputs for one record: record the operation on its operands.
+            cut = len;
+            let mut plain = [(0u32, 0.0f64); 2];
+            for ((edge, &index), term) in plain.iter_mut().zip(&indices).zip(terms) {
+                *edge = (index, term.partial);
+            }
+            (inputs, count) = merge(&plain[..n]);
+        }
+        let slots = count;
+        let needed = cut + slots;
+        if needed > records.ops.capacity() {
+            self.grow(level, needed - len)?;
+        }
+        let records = &mut self.levels[level];
+        records.ops.truncate(cut);
+        let node_index = cut + slots - 1;
+        let serial = base + node_index as u64;
+        if node_index >= u32::MAX as usize - 2 || serial > NodeRef::MAX_SERIAL {
+            return Err(AdErrorKind::TapeFull.into());
+        }
+        let [(x, dx), (y, dy), ..] = inputs;
+        if count == 1 {
+            records.ops.push(Rec::Scalar1 { x, dx });
+        } else {
+            records.ops.push(Rec::Pair { a: x, da: dx });
+            records.ops.push(Rec::Scalar2 { b: y, db: dy });
+        }
+        self.operations += 1;
+        self.slots = self.slots + slots as u64 - (len - cut) as u64;
+        Ok(NodeRef::new(level, serial))
     }
 
     /// Saves values for a record of `level` and returns the slot of the first.
@@ -492,7 +728,13 @@ impl Tape {
         match self.levels.get_mut(level) {
             Some(records) => {
                 let slot = records.values.len() as Slot;
-                records.values.extend(values);
+                for value in values {
+                    if let Some(tensor) = value.as_tensor() {
+                        let bytes = tensor.len().saturating_mul(size_of::<f64>());
+                        records.saved_bytes = records.saved_bytes.saturating_add(bytes);
+                    }
+                    records.values.push(value);
+                }
                 slot
             }
             None => super::op::NOTHING_SAVED,
@@ -528,33 +770,28 @@ impl Tape {
     }
 }
 
-/// Appends the record `build` makes from `inputs` to `ops`.
-///
-/// `Vec::push` makes the compiler build a record on the stack (it must survive the call that
-/// grows the vector) and copy it into the buffer with wide loads that cannot be forwarded from
-/// the narrow stores that built it: a stall of a dozen cycles on every recorded scalar operation,
-/// a third of the recording's cost. Growing first and then writing into the spare capacity lets
-/// it build the record in place.
-#[inline]
-fn push_record(ops: &mut Vec<Op>, build: impl FnOnce() -> Op) -> Result<(), AdError> {
-    if ops.len() == ops.capacity() {
-        grow(ops)?;
-    }
-    let len = ops.len();
-    if let Some(slot) = ops.spare_capacity_mut().first_mut() {
-        slot.write(build());
-        // SAFETY: the element at `len` was just initialised, and `len < capacity` because the
-        // spare capacity was not empty.
-        unsafe { ops.set_len(len + 1) };
-    }
-    Ok(())
+/// Whether a record of `slots` slots can start at tape index `len` with its node's serial
+/// `serial`: both stay within what an [`Arg`] and a [`NodeRef`] can name.
+#[inline(always)]
+fn room(len: usize, serial: u64, slots: usize) -> bool {
+    len + slots < u32::MAX as usize - 2 && serial <= NodeRef::MAX_SERIAL
 }
 
-/// Makes room for more records; kept out of line so that the recording fast path stays small.
-#[cold]
-#[inline(never)]
-fn grow(ops: &mut Vec<Op>) -> Result<(), AdError> {
-    ops.try_reserve(ops.capacity().max(1024)).map_err(|_| AdErrorKind::TapeFull.into())
+/// The distinct inputs among `edges` (at most four) with their partials summed, and how many.
+#[inline]
+fn merge(edges: &[(u32, f64)]) -> ([(u32, f64); 4], usize) {
+    let mut merged = [(0u32, 0.0f64); 4];
+    let mut count = 0;
+    for &(input, partial) in edges {
+        match merged[..count].iter_mut().find(|(seen, _)| *seen == input) {
+            Some(entry) => entry.1 += partial,
+            None => {
+                merged[count] = (input, partial);
+                count += 1;
+            }
+        }
+    }
+    (merged, count)
 }
 
 /// The node of the program-level box of a value (its innermost box, if that is at level 0).
@@ -599,6 +836,58 @@ mod tests {
     use crate::ops;
 
     #[test]
+    fn two_input_records_may_straddle_chunks() {
+        // `sin(x)` takes one slot after the two leaves, so the pairs of `z + y` start at odd
+        // positions and one of them spans the end of the first chunk.
+        let mut tape = Tape::new();
+        let x = tape.leaf(Value::Float(0.5)).unwrap();
+        let y = tape.leaf(Value::Float(2.0)).unwrap();
+        let mut z = ops::unary(&mut tape, crate::tensor::UnaryOp::Sin, x.clone()).unwrap();
+        let n = RecStore::CHUNK * 2;
+        for _ in 0..n {
+            z = ops::add(&mut tape, z, y.clone()).unwrap();
+        }
+        assert_eq!(tape.program_len(), 3 + 2 * n);
+        tape.backward(&z).unwrap();
+        let dx = tape.grad_of(&x).unwrap().as_f64();
+        let dy = tape.grad_of(&y).unwrap().as_f64();
+        assert_eq!((dx, dy), (Some(0.5f64.cos()), Some(n as f64)));
+    }
+
+    #[test]
+    fn fresh_operands_fuse_and_others_do_not() {
+        let mut tape = Tape::new();
+        let x = tape.leaf(Value::Float(0.5)).unwrap();
+        let Value::TrackedFloat { node: x_node, .. } = x else { panic!("a scalar leaf") };
+        // sin(x) * 3 with the product reading a fresh sin: one record, d/dx = 3 cos x.
+        let s = tape.fuse1(Term { node: x_node, partial: 0.5f64.cos(), fresh: false }).unwrap();
+        let p = tape.fuse1(Term { node: s, partial: 3.0, fresh: true }).unwrap();
+        assert_eq!((p, tape.program_len()), (s, 2));
+        // p + x * x: the fresh p merges with the repeated x into one record of x.
+        let square = tape.fuse2(
+            Term { node: x_node, partial: 0.5, fresh: false },
+            Term { node: x_node, partial: 0.5, fresh: false },
+        );
+        let square = square.unwrap();
+        assert_eq!(tape.program_len(), 3);
+        let sum = tape
+            .fuse2(
+                Term { node: p, partial: 1.0, fresh: true },
+                Term { node: square, partial: 1.0, fresh: true },
+            )
+            .unwrap();
+        assert_eq!((sum, tape.program_len()), (p, 2));
+        let expected = 3.0 * 0.5f64.cos() + 1.0;
+        assert_eq!(tape.levels[0].ops.get(1), Some(&Rec::Scalar1 { x: 0, dx: expected }));
+        // Not fresh: the record stays, and the product gets its own.
+        let q = tape.fuse1(Term { node: sum, partial: 2.0, fresh: false }).unwrap();
+        assert_eq!((q.serial(), tape.program_len()), (2, 3));
+        tape.backward(&Value::TrackedFloat { value: 0.0, node: q }).unwrap();
+        let dx = tape.grad_of(&x).unwrap().as_f64();
+        assert_eq!(dx, Some(2.0 * expected));
+    }
+
+    #[test]
     fn backward_keeps_the_allocations_for_the_next_recording() {
         let mut tape = Tape::new();
         for _ in 0..3 {
@@ -607,11 +896,15 @@ mod tests {
             for _ in 0..1000 {
                 y = ops::add(&mut tape, y, x.clone()).unwrap();
             }
-            let before = tape.levels[0].ops.as_ptr();
+            let before = tape.levels[0].ops.chunks().iter().map(Vec::as_ptr).collect::<Vec<_>>();
             tape.backward(&y).unwrap();
             assert_eq!(tape.program_len(), 0);
             assert!(tape.levels[0].ops.capacity() >= 1001);
-            assert_eq!(tape.levels[0].ops.as_ptr(), before);
+            let x = tape.leaf(Value::Float(1.0)).unwrap();
+            let y = ops::add(&mut tape, x.clone(), x).unwrap();
+            let first = tape.levels[0].ops.chunks().first().map(Vec::as_ptr);
+            assert_eq!(first, before.first().copied());
+            tape.backward(&y).unwrap();
         }
     }
 }

@@ -5,7 +5,8 @@
 //! factor. Planning it for concrete shapes ([`Contraction::plan`]) checks every extent and picks
 //! the pairwise order by estimated flops (optimal for small networks, greedy beyond, as opt_einsum
 //! does); executing the [`Plan`] runs one `dgemm` per pairwise contraction. Gradients are
-//! contractions too ([`Contraction::gradient`], [`backward`]).
+//! contractions too ([`Contraction::gradient`], [`backward`]), with a cheaper exact form for a
+//! uniform output gradient ([`Contraction::uniform_gradient`]).
 //!
 //! The engine works on plain `ndarray` arrays and knows nothing of the interpreter's values, the
 //! tape or source spans: callers overwrite, accumulate (`+=`) or scale (`*=`) with the result, and
@@ -24,7 +25,7 @@ mod tests;
 
 use ndarray::{ArrayD, ArrayViewD};
 
-pub use backward::backward;
+pub use backward::{backward, uniform_value};
 pub use error::{EinsumError, LabelSite, Place};
 pub use label::Label;
 pub use path::{OPTIMAL_HARD_LIMIT, OPTIMAL_OPERAND_LIMIT, Path, PathStrategy};

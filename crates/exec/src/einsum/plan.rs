@@ -68,7 +68,7 @@ impl Contraction {
     }
 
     /// The extent of every label, checking that all occurrences of a label agree.
-    fn extents<S: AsRef<[usize]>>(
+    pub(crate) fn extents<S: AsRef<[usize]>>(
         &self,
         shapes: &[S],
         output_shape: Option<&[usize]>,

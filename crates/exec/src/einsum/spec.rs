@@ -31,6 +31,8 @@ impl Contraction {
     ///
     /// Labels are ASCII letters and whitespace is ignored. Without `->` the output is every label
     /// that occurs exactly once, in alphabetical order (uppercase before lowercase), as in NumPy.
+    /// NumPy's ellipsis (`"...ij,...jk->...ik"`, broadcast batch axes) is not supported: it is the
+    /// error [`EinsumError::Ellipsis`], and every label must be written out.
     pub fn from_spec(spec: &str) -> Result<Contraction, EinsumError> {
         let chars: Vec<char> = spec.chars().collect();
         let mut names: Vec<String> = Vec::new();
@@ -56,7 +58,9 @@ impl Contraction {
                     position += 1;
                 }
                 '-' if arrow => return Err(EinsumError::MultipleArrows { position }),
-                '.' => return Err(EinsumError::Ellipsis { position }),
+                '.' if chars[position..].starts_with(&['.', '.', '.']) => {
+                    return Err(EinsumError::Ellipsis { position });
+                }
                 _ => return Err(EinsumError::InvalidCharacter { character, position }),
             }
             position += 1;

@@ -417,7 +417,7 @@ fn error_of(spec: &str, shapes: &[&[usize]]) -> String {
 
 #[test]
 fn error_messages() {
-    let cases: [(&str, &[&[usize]], &str); 14] = [
+    let cases: [(&str, &[&[usize]], &str); 16] = [
         ("ik,kj->ij", &[&[2, 3], &[4, 2]], "label k is 3 in operand 0 but 4 in operand 1"),
         (
             "ij,jk,kl->il",
@@ -450,6 +450,16 @@ fn error_messages() {
             "...ij->ij",
             &[&[2, 2]],
             "the einsum spec uses '...' at position 0, which is not supported; write every label out",
+        ),
+        (
+            "ij,...jk->...ik",
+            &[&[2, 2], &[2, 2, 2]],
+            "the einsum spec uses '...' at position 3, which is not supported; write every label out",
+        ),
+        (
+            "i.j",
+            &[&[2, 2]],
+            "invalid character '.' at position 1 of the einsum spec; labels are ASCII letters",
         ),
         (
             "i->i->i",
@@ -627,15 +637,22 @@ fn long_chains_use_the_greedy_path() {
 /// Checks `backward` for every operand of `contraction` against central differences of
 /// `sum(weights * contraction(operands))`, and recurses into the gradient contractions `depth`
 /// more times, which exercises diagonal and broadcast outputs and higher-order use.
+///
+/// The weights (the output gradient) are random, or all equal to `uniform` when it is given,
+/// which takes the uniform form of the gradient.
 fn check_gradients(
     contraction: &Contraction,
     shapes: &[Vec<usize>],
     output_shape: &[usize],
     depth: usize,
+    uniform: Option<f64>,
     rng: &mut Rng,
 ) {
     let inputs: Vec<ArrayD<f64>> = shapes.iter().map(|shape| rng.floats(shape)).collect();
-    let weights = rng.floats(output_shape);
+    let weights = match uniform {
+        Some(value) => ArrayD::from_elem(IxDyn(output_shape), value),
+        None => rng.floats(output_shape),
+    };
     let config = PlanConfig { output_shape: Some(output_shape), ..PlanConfig::default() };
     let loss = |inputs: &[ArrayD<f64>]| {
         let views: Vec<ArrayViewD<'_, f64>> = inputs.iter().map(|input| input.view()).collect();
@@ -669,7 +686,7 @@ fn check_gradients(
             next_shapes.extend(
                 shapes.iter().enumerate().filter(|&(k, _)| k != operand).map(|(_, s)| s.clone()),
             );
-            check_gradients(&next, &next_shapes, &shapes[operand], depth - 1, rng);
+            check_gradients(&next, &next_shapes, &shapes[operand], depth - 1, uniform, rng);
         }
     }
 }
@@ -703,7 +720,7 @@ fn gradients_match_finite_differences() {
         let shape =
             |labels: &[usize]| labels.iter().map(|&l| small_extent(letters[l])).collect::<Vec<_>>();
         let shapes: Vec<Vec<usize>> = operands.iter().map(|labels| shape(labels)).collect();
-        check_gradients(&contraction, &shapes, &shape(&output), 1, &mut rng);
+        check_gradients(&contraction, &shapes, &shape(&output), 1, None, &mut rng);
     }
 }
 
@@ -752,4 +769,276 @@ fn second_order_of_a_quadratic_form() {
     let second = backward(&first, 2, direction.view(), &[one.view(), m.view(), x.view()]).unwrap();
     // d/dx_j of (M x)_i projected on the direction e_0 is M[0][j].
     assert_eq!(second, m.index_axis(Axis(0), 0).to_owned());
+}
+
+/// Specs whose gradients are checked with uniform output gradients: rings, chains, traces,
+/// diagonals, broadcast gradients and a scalar operand.
+const UNIFORM_SPECS: [&str; 12] = [
+    "iab,jbc,kcd,lda->ijkl",
+    "ia,ajb,bkc,cl->ijkl",
+    "ab,bc,cd,da->",
+    "ii->",
+    "ij,ji->",
+    "ii->i",
+    "iij,jk->ik",
+    "acada->cd",
+    "ij->i",
+    "ik,kj->ij",
+    ",ij->ij",
+    "ii,i->i",
+];
+
+#[test]
+fn uniform_gradients_match_finite_differences() {
+    let mut rng = Rng(23);
+    for spec in UNIFORM_SPECS {
+        let contraction = Contraction::from_spec(spec).unwrap().scaled(1.5);
+        let (operands, output, letters) = label_ids(spec);
+        let shape =
+            |labels: &[usize]| labels.iter().map(|&l| small_extent(letters[l])).collect::<Vec<_>>();
+        let shapes: Vec<Vec<usize>> = operands.iter().map(|labels| shape(labels)).collect();
+        for value in [1.0, -0.75] {
+            check_gradients(&contraction, &shapes, &shape(&output), 1, Some(value), &mut rng);
+        }
+    }
+}
+
+#[test]
+fn uniform_and_full_gradient_forms_agree() {
+    let mut rng = Rng(29);
+    for spec in UNIFORM_SPECS {
+        let contraction = Contraction::from_spec(spec).unwrap().scaled(-2.0);
+        let (operands, output, letters) = label_ids(spec);
+        let shape =
+            |labels: &[usize]| labels.iter().map(|&l| small_extent(letters[l])).collect::<Vec<_>>();
+        let inputs: Vec<ArrayD<f64>> =
+            operands.iter().map(|labels| rng.integers(&shape(labels))).collect();
+        let views: Vec<ArrayViewD<'_, f64>> = inputs.iter().map(|input| input.view()).collect();
+        let g = ArrayD::from_elem(IxDyn(&shape(&output)), 3.0);
+        for operand in 0..operands.len() {
+            // The full form, planned by hand with the output gradient as an operand.
+            let full = contraction.gradient(operand).unwrap();
+            let mut full_inputs = vec![g.view()];
+            full_inputs.extend(
+                views.iter().enumerate().filter(|&(k, _)| k != operand).map(|(_, v)| v.clone()),
+            );
+            let full_shapes: Vec<&[usize]> = full_inputs.iter().map(|v| v.shape()).collect();
+            let config =
+                PlanConfig { output_shape: Some(views[operand].shape()), ..PlanConfig::default() };
+            let expected =
+                full.plan_with(&full_shapes, &config).unwrap().execute(&full_inputs).unwrap();
+            // Integer inputs: both forms are exact.
+            let uniform = backward(&contraction, operand, g.view(), &views).unwrap();
+            assert_eq!(uniform, expected, "{spec} wrt {operand}");
+            let formed = contraction.uniform_gradient(operand, 3.0, g.shape()).unwrap();
+            assert_eq!(formed.operands().len(), operands.len() - 1, "{spec}");
+            assert_eq!(formed.factor(), -6.0, "{spec}");
+        }
+    }
+}
+
+#[test]
+fn uniform_ring_gradient_is_far_cheaper_than_the_full_one() {
+    // The benchmark's ring: the full gradient costs as much as the forward pass (about 1e10
+    // flops); with a uniform output gradient the open legs j, k, l are summed out of B, C and E
+    // first and three small products remain.
+    let ring = Contraction::from_spec("iab,jbc,kcd,lda->ijkl").unwrap();
+    let operand = vec![32, 64, 64];
+    let forward = ring.plan(&vec![operand.clone(); 4]).unwrap().path().cost();
+    let config = PlanConfig { output_shape: Some(&operand), ..PlanConfig::default() };
+    let mut full_shapes = vec![vec![32; 4]];
+    full_shapes.extend(vec![operand.clone(); 3]);
+    let full = ring.gradient(0).unwrap().plan_with(&full_shapes, &config).unwrap();
+    assert_eq!(full.path().cost(), forward);
+    assert_eq!(forward, 9_663_676_416.0);
+    let uniform = ring.uniform_gradient(0, 1.0, &[32; 4]).unwrap();
+    assert_eq!(uniform.to_string(), "jbc,kcd,lda->iab");
+    let plan = uniform.plan_with(&vec![operand.clone(); 3], &config).unwrap();
+    // (bc, cd) -> bd then (bd, da) -> ab, each 2 * 64^3.
+    assert_eq!(plan.path().cost(), 2.0 * 2.0 * 64f64.powi(3));
+}
+
+#[test]
+fn uniform_values_are_detected_exactly() {
+    use super::uniform_value;
+    let ones = ArrayD::<f64>::ones(IxDyn(&[3, 4]));
+    assert_eq!(uniform_value(&ones.view()), Some(1.0));
+    assert_eq!(uniform_value(&ones.view().reversed_axes()), Some(1.0));
+    assert_eq!(uniform_value(&ndarray::arr0(-2.5).into_dyn().view()), Some(-2.5));
+    let mut almost = ones.clone();
+    almost[[2, 3]] = 1.0 + f64::EPSILON;
+    assert_eq!(uniform_value(&almost.view()), None);
+    // A strided view of the uniform columns of a non-uniform tensor.
+    let mut columns = ArrayD::<f64>::zeros(IxDyn(&[3, 4]));
+    columns.slice_mut(s![.., 1..;2]).fill(7.0);
+    assert_eq!(uniform_value(&columns.slice(s![.., 1..;2]).into_dyn()), Some(7.0));
+    assert_eq!(uniform_value(&columns.view()), None);
+    let signed = ndarray::array![0.0, -0.0].into_dyn();
+    assert_eq!(uniform_value(&signed.view()), Some(0.0));
+    let nan = ArrayD::from_elem(IxDyn(&[2]), f64::NAN);
+    assert_eq!(uniform_value(&nan.view()), None);
+    let empty = ArrayD::<f64>::zeros(IxDyn(&[2, 0]));
+    assert_eq!(uniform_value(&empty.view()), None);
+}
+
+#[test]
+fn backward_checks_the_output_gradient_shape_in_both_forms() {
+    let matmul = Contraction::from_spec("ik,kj->ij").unwrap();
+    let a = ArrayD::<f64>::ones(IxDyn(&[2, 3]));
+    let b = ArrayD::<f64>::ones(IxDyn(&[3, 4]));
+    for g in [ArrayD::<f64>::ones(IxDyn(&[2, 5])), ArrayD::<f64>::zeros(IxDyn(&[2, 5]))] {
+        let error = backward(&matmul, 0, g.view(), &[a.view(), b.view()]).unwrap_err();
+        assert!(matches!(error, EinsumError::ExtentMismatch { .. }), "{error:?}");
+    }
+    let ones = ArrayD::<f64>::ones(IxDyn(&[2, 4]));
+    let gradient = backward(&matmul, 0, ones.view(), &[a.view(), b.view()]).unwrap();
+    assert_eq!(gradient, ArrayD::from_elem(IxDyn(&[2, 3]), 4.0));
+}
+
+/// The autodiff tape's rule for contractions, which takes the uniform form only for a constant
+/// output gradient: first derivatives of `sum(einsum(...))` (uniform) and of a weighted sum
+/// (not uniform), and second derivatives where the uniform gradient is constant at the inner
+/// level and where it is a tracked function of the argument.
+mod tape {
+    use std::rc::Rc;
+
+    use crate::autodiff::{AdError, GradcheckConfig, Tape, grad, gradcheck, hessian};
+    use crate::einsum::Contraction;
+    use crate::ops;
+    use crate::tensor::{ReduceOp, Rng, Tensor};
+    use crate::value::Value;
+
+    fn sample(shape: &[usize], seed: u64) -> Value {
+        let mut rng = Rng::from_seed(seed);
+        Value::tensor(rng.rand(shape).unwrap().map(|u| 2.0 * u - 1.0))
+    }
+
+    fn numbers(value: &Value) -> Vec<f64> {
+        match value.as_tensor() {
+            Some(tensor) => tensor.to_vec(),
+            None => value.as_f64().into_iter().collect(),
+        }
+    }
+
+    fn sum(t: &mut Tape, y: Value) -> Result<Value, AdError> {
+        ops::reduce(t, ReduceOp::Sum, y, None)
+    }
+
+    /// `scale * sum(y)` when `weights` is `None`, `sum(weights * y)` otherwise.
+    fn loss(t: &mut Tape, y: Value, scale: f64, weights: Option<u64>) -> Result<Value, AdError> {
+        match weights {
+            None => {
+                let total = sum(t, y)?;
+                ops::mul(t, total, Value::Float(scale))
+            }
+            Some(seed) => {
+                let weights = sample(y.shape(), seed);
+                let weighted = ops::mul(t, y, weights)?;
+                sum(t, weighted)
+            }
+        }
+    }
+
+    #[test]
+    fn gradients_of_summed_and_weighted_contractions() {
+        let cases: [(&str, Vec<Vec<usize>>); 5] = [
+            (
+                "iab,jbc,kcd,lda->ijkl",
+                vec![vec![2, 3, 2], vec![3, 2, 3], vec![2, 3, 2], vec![2, 2, 3]],
+            ),
+            ("ia,ajb,bkc,cl->ijkl", vec![vec![2, 3], vec![3, 2, 2], vec![2, 3, 2], vec![2, 3]]),
+            ("ii->", vec![vec![3, 3]]),
+            ("ii->i", vec![vec![3, 3]]),
+            ("iij,jk->ik", vec![vec![2, 2, 3], vec![3, 2]]),
+        ];
+        for (index, (spec, shapes)) in cases.iter().enumerate() {
+            let contraction = Rc::new(Contraction::from_spec(spec).unwrap().scaled(0.5));
+            for weights in [None, Some(17)] {
+                for position in 0..shapes.len() {
+                    let mut f = |t: &mut Tape, mut xs: Vec<Value>| {
+                        let first = xs.remove(0);
+                        xs.insert(position, first);
+                        let y = ops::einsum(t, &contraction, xs)?;
+                        loss(t, y, -1.25, weights)
+                    };
+                    let mut args: Vec<Value> = shapes
+                        .iter()
+                        .enumerate()
+                        .map(|(k, shape)| sample(shape, (10 * index + k) as u64))
+                        .collect();
+                    let moved = args.remove(position);
+                    args.insert(0, moved);
+                    let mut tape = Tape::new();
+                    let config = GradcheckConfig { rtol: 1e-6, atol: 1e-9 };
+                    let report = gradcheck(&mut tape, &mut f, args, config).unwrap();
+                    assert!(
+                        report.passed,
+                        "{spec} wrt {position}, weights {weights:?}: {report:?}"
+                    );
+                    assert!(report.checked > 0);
+                }
+            }
+        }
+    }
+
+    /// A matrix from the first `n * n` elements of a vector argument.
+    fn square(t: &mut Tape, x: &Value, n: usize) -> Result<Value, AdError> {
+        ops::reshape(t, x.clone(), &[n, n])
+    }
+
+    /// A function of the arguments under test.
+    type Function<'a> = &'a dyn Fn(&mut Tape, Vec<Value>) -> Result<Value, AdError>;
+
+    /// Compares `hessian(f)` at a fixed point with central differences of `grad(f)`.
+    fn check_hessian(name: &str, f: Function<'_>) {
+        let point = numbers(&sample(&[4], 3));
+        let at = |values: &[f64]| Value::tensor(Tensor::from_vec(&[4], values.to_vec()).unwrap());
+        let mut tape = Tape::new();
+        let mut scalar = |t: &mut Tape, xs: Vec<Value>| f(t, xs);
+        let analytic = numbers(&hessian(&mut tape, &mut scalar, vec![at(&point)]).unwrap());
+        assert_eq!(analytic.len(), 16, "{name}");
+        let step = 1e-5;
+        for j in 0..4 {
+            let mut gradient_at = |offset: f64| {
+                let mut moved = point.clone();
+                moved[j] += offset;
+                numbers(&grad(&mut tape, &mut scalar, vec![at(&moved)], 0).unwrap())
+            };
+            let (up, down) = (gradient_at(step), gradient_at(-step));
+            for i in 0..4 {
+                let numeric = (up[i] - down[i]) / (2.0 * step);
+                let a = analytic[4 * i + j];
+                assert!(
+                    (a - numeric).abs() <= 1e-6 * (1.0 + numeric.abs()),
+                    "{name}: H[{i}][{j}] = {a} vs {numeric}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn second_derivatives_through_uniform_gradients() {
+        let spec = Rc::new(Contraction::from_spec("ij,jk,ki->i").unwrap());
+        // The inner backward pass sees the constant ones that `sum` broadcasts: the uniform form,
+        // recorded at the outer level as a contraction of the tracked operands.
+        let constant = {
+            let spec = spec.clone();
+            move |t: &mut Tape, a: Vec<Value>| {
+                let m = square(t, &a[0], 2)?;
+                let y = ops::einsum(t, &spec, vec![m.clone(), m.clone(), m])?;
+                sum(t, y)
+            }
+        };
+        check_hessian("constant uniform", &constant);
+        // Here the uniform output gradient is sum(a), a function of the argument: the full form
+        // must be used so that the outer level differentiates through it.
+        let tracked = move |t: &mut Tape, a: Vec<Value>| {
+            let m = square(t, &a[0], 2)?;
+            let y = ops::einsum(t, &spec, vec![m.clone(), m.clone(), m])?;
+            let total = sum(t, y)?;
+            let s = sum(t, a[0].clone())?;
+            ops::mul(t, total, s)
+        };
+        check_hessian("tracked uniform", &tracked);
+    }
 }

@@ -132,7 +132,7 @@ impl Machine<'_, '_> {
                 let x = self.fetch(base, *x);
                 ops::diag(&mut self.tape, x)?
             }
-            BuiltinCall::Print(items) => {
+            BuiltinCall::Print(items) | BuiltinCall::Write(items) => {
                 let mut line = String::new();
                 for (i, item) in items.iter().enumerate() {
                     if i > 0 {
@@ -147,8 +147,16 @@ impl Machine<'_, '_> {
                         }
                     }
                 }
-                line.push('\n');
-                self.print(&line);
+                match call {
+                    BuiltinCall::Write(_) => {
+                        self.print(&line);
+                        self.flush_output();
+                    }
+                    _ => {
+                        line.push('\n');
+                        self.print(&line);
+                    }
+                }
                 Value::Int(0)
             }
             BuiltinCall::Load { path, csv } => {
@@ -190,10 +198,8 @@ impl Machine<'_, '_> {
             BuiltinCall::AssertEq { a, b, text } => {
                 let a = &self.stack[base + a.slot() as usize];
                 let b = &self.stack[base + b.slot() as usize];
-                if !values_equal(a, b) {
-                    return Err(RuntimeError::assertion(format!(
-                        "{text} failed: the left side is {a}, the right side is {b}"
-                    )));
+                if let Some(failure) = equality_failure(a, b, text) {
+                    return Err(failure);
                 }
                 Value::Int(0)
             }
@@ -208,8 +214,8 @@ impl Machine<'_, '_> {
                 };
                 let a = &self.stack[base + a.slot() as usize];
                 let b = &self.stack[base + b.slot() as usize];
-                if let Some(message) = close_failure(a, b, rtol, atol)? {
-                    return Err(RuntimeError::assertion(format!("{text} failed: {message}")));
+                if let Some(failure) = close_failure(a, b, rtol, atol, text)? {
+                    return Err(failure);
                 }
                 Value::Int(0)
             }
@@ -354,52 +360,223 @@ impl Machine<'_, '_> {
     }
 }
 
-/// Exact equality of two values: numbers by value, tensors by shape and every element.
-fn values_equal(a: &Value, b: &Value) -> bool {
-    match (a.primal(), b.primal()) {
-        (Primal::Tensor(x), Primal::Tensor(y)) => {
-            x.shape() == y.shape() && x.to_vec() == y.to_vec()
-        }
-        (Primal::Tensor(x), _) => b.as_f64().is_some_and(|y| x.to_vec().iter().all(|&v| v == y)),
-        (_, Primal::Tensor(y)) => a.as_f64().is_some_and(|x| y.to_vec().iter().all(|&v| v == x)),
-        _ => a.as_f64() == b.as_f64(),
+/// Why `assert_eq(a, b)` fails, or `None` when `a` and `b` are equal: numbers by value, tensors
+/// element by element after broadcasting (as the checker allows), so a tensor equals a number
+/// when every element does. For tensors the message counts the elements that differ, and notes
+/// give the first of them and the one with the largest difference.
+fn equality_failure(a: &Value, b: &Value, text: &str) -> Option<RuntimeError> {
+    let as_tensor = |v: &Value| match v.primal() {
+        Primal::Tensor(tensor) => Some(tensor.clone()),
+        _ => v.as_f64().map(Tensor::scalar),
+    };
+    let values = || {
+        RuntimeError::assertion(format!(
+            "{text} failed: the left side is {a}, the right side is {b}"
+        ))
+    };
+    let tensors =
+        matches!(a.primal(), Primal::Tensor(_)) || matches!(b.primal(), Primal::Tensor(_));
+    if !tensors {
+        // Integers compare exactly, also beyond 2^53 where their floats would round.
+        let equal = match (a.primal(), b.primal()) {
+            (Primal::Int(x), Primal::Int(y)) => x == y,
+            _ => a.as_f64().is_some_and(|x| Some(x) == b.as_f64()),
+        };
+        return if equal { None } else { Some(values()) };
     }
+    let (Some(left), Some(right)) = (as_tensor(a), as_tensor(b)) else {
+        return Some(values());
+    };
+    let broadcast = tensor::broadcast_shapes(left.shape(), right.shape()).and_then(|shape| {
+        Ok((tensor::broadcast_to(&left, &shape)?, tensor::broadcast_to(&right, &shape)?))
+    });
+    let Ok((left, right)) = broadcast else {
+        return Some(RuntimeError::assertion(format!(
+            "{text} failed: the left side is {} and the right side is {}, which do not broadcast",
+            ShapeText(left.shape()),
+            ShapeText(right.shape())
+        )));
+    };
+    let shape = left.shape().to_vec();
+    let report = Mismatches::find(&left.to_vec(), &right.to_vec(), |p, q| p != q, |_| 0.0)?;
+    if shape.is_empty() {
+        return Some(RuntimeError::assertion(format!(
+            "{text} failed: the left side is {}, the right side is {}",
+            tensor::format_float(report.first.left),
+            tensor::format_float(report.first.right)
+        )));
+    }
+    let verb = if report.count == 1 { "differs" } else { "differ" };
+    let error = RuntimeError::assertion(format!(
+        "{text} failed: {} of {} elements of {} {verb}",
+        report.count,
+        report.total,
+        ShapeText(&shape)
+    ));
+    Some(report.with_notes(error, &shape, false))
 }
 
 /// Why `a` and `b` are not close (`|a - b| <= atol + rtol * |b|` element-wise, with
-/// broadcasting), or `None` when they are.
+/// broadcasting), or `None` when they are. For tensors the message counts the elements that are
+/// not close, and notes give the first of them and the one with the largest difference, each
+/// with its index, both values and its tolerance.
 fn close_failure(
     a: &Value,
     b: &Value,
     rtol: f64,
     atol: f64,
-) -> Result<Option<String>, RuntimeError> {
+    text: &str,
+) -> Result<Option<RuntimeError>, RuntimeError> {
     let as_tensor = |v: &Value| match v.primal() {
-        Primal::Tensor(tensor) => Ok(tensor.clone()),
-        _ => Ok::<Tensor, RuntimeError>(Tensor::scalar(v.as_f64().unwrap_or(f64::NAN))),
+        Primal::Tensor(tensor) => tensor.clone(),
+        _ => Tensor::scalar(v.as_f64().unwrap_or(f64::NAN)),
     };
-    let (x, y) = (as_tensor(a)?, as_tensor(b)?);
+    let (x, y) = (as_tensor(a), as_tensor(b));
     let shape = tensor::broadcast_shapes(x.shape(), y.shape())?;
     let x = tensor::broadcast_to(&x, &shape)?;
     let y = tensor::broadcast_to(&y, &shape)?;
-    for (position, (&p, &q)) in x.to_vec().iter().zip(y.to_vec().iter()).enumerate() {
-        let tolerance = atol + rtol * q.abs();
-        let close = (p - q).abs() <= tolerance || p == q;
-        if !close {
-            let at = match shape.is_empty() {
-                true => String::new(),
-                false => format!(" at element {position} (row-major) of {}", ShapeText(&shape)),
-            };
-            return Ok(Some(format!(
-                "{} and {} differ by {}{at}, more than the tolerance {}",
-                tensor::format_float(p),
-                tensor::format_float(q),
-                tensor::format_float((p - q).abs()),
-                tensor::format_float(tolerance)
-            )));
-        }
+    let tolerance = |q: f64| atol + rtol * q.abs();
+    // A NaN on either side is never close; equal infinities are.
+    let close = |p: f64, q: f64| p == q || (p - q).abs() <= tolerance(q);
+    let differ = |p: f64, q: f64| !close(p, q);
+    let Some(report) = Mismatches::find(&x.to_vec(), &y.to_vec(), differ, tolerance) else {
+        return Ok(None);
+    };
+    let tolerances =
+        format!("rtol {}, atol {}", tensor::format_float(rtol), tensor::format_float(atol));
+    if shape.is_empty() {
+        let Mismatch { left, right, .. } = report.first;
+        return Ok(Some(RuntimeError::assertion(format!(
+            "{text} failed: {} and {} differ by {}, more than the tolerance {} ({tolerances})",
+            tensor::format_float(left),
+            tensor::format_float(right),
+            tensor::format_float((left - right).abs()),
+            tensor::format_float(tolerance(right))
+        ))));
     }
-    Ok(None)
+    let verb = if report.count == 1 { "is" } else { "are" };
+    let error = RuntimeError::assertion(format!(
+        "{text} failed: {} of {} elements of {} {verb} not close ({tolerances})",
+        report.count,
+        report.total,
+        ShapeText(&shape)
+    ));
+    Ok(Some(report.with_notes(error, &shape, true)))
+}
+
+/// One element where two tensors of the same shape differ.
+#[derive(Clone, Copy, Debug)]
+struct Mismatch {
+    /// Row-major.
+    position: usize,
+    left: f64,
+    right: f64,
+    /// What `assert_close` allowed there.
+    tolerance: f64,
+}
+
+impl Mismatch {
+    /// `|left - right|`, with NaN above every number so that a NaN is the largest difference.
+    fn gap(&self) -> f64 {
+        let gap = (self.left - self.right).abs();
+        if gap.is_nan() { f64::INFINITY } else { gap }
+    }
+
+    /// `at [1, 2]: the left side is 6.0, the right side is 9.0 (difference 3.0, tolerance 9e-6)`.
+    fn describe(&self, shape: &[usize], with_tolerance: bool) -> String {
+        let mut index = Vec::with_capacity(shape.len());
+        let mut rest = self.position;
+        for &extent in shape.iter().rev() {
+            index.push(rest % extent.max(1));
+            rest /= extent.max(1);
+        }
+        index.reverse();
+        let index: Vec<String> = index.iter().map(usize::to_string).collect();
+        let tolerance = match with_tolerance {
+            true => format!(", tolerance {}", tensor::format_float(self.tolerance)),
+            false => String::new(),
+        };
+        format!(
+            "at [{}]: the left side is {}, the right side is {} (difference {}{tolerance})",
+            index.join(", "),
+            tensor::format_float(self.left),
+            tensor::format_float(self.right),
+            tensor::format_float((self.left - self.right).abs())
+        )
+    }
+}
+
+/// Where two tensors of the same shape differ: how many elements, the first and the largest
+/// difference.
+#[derive(Clone, Copy, Debug)]
+struct Mismatches {
+    count: usize,
+    total: usize,
+    first: Mismatch,
+    largest: Mismatch,
+}
+
+impl Mismatches {
+    /// Compares `left` and `right` element by element; `None` when `differ` holds nowhere.
+    fn find(
+        left: &[f64],
+        right: &[f64],
+        differ: impl Fn(f64, f64) -> bool,
+        tolerance: impl Fn(f64) -> f64,
+    ) -> Option<Mismatches> {
+        let mut found: Option<Mismatches> = None;
+        for (position, (&p, &q)) in left.iter().zip(right).enumerate() {
+            if !differ(p, q) {
+                continue;
+            }
+            let here = Mismatch { position, left: p, right: q, tolerance: tolerance(q) };
+            match &mut found {
+                None => {
+                    found = Some(Mismatches {
+                        count: 1,
+                        total: left.len(),
+                        first: here,
+                        largest: here,
+                    });
+                }
+                Some(report) => {
+                    report.count += 1;
+                    if here.gap() > report.largest.gap() {
+                        report.largest = here;
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    /// `error` with notes on the first and the largest difference (one note when they are the
+    /// same element).
+    fn with_notes(
+        &self,
+        error: RuntimeError,
+        shape: &[usize],
+        with_tolerance: bool,
+    ) -> RuntimeError {
+        if self.first.position == self.largest.position {
+            let which = if self.count == 1 {
+                "the only difference"
+            } else {
+                "the first and largest difference"
+            };
+            return error
+                .with_note(format!("{which} is {}", self.first.describe(shape, with_tolerance)));
+        }
+        error
+            .with_note(format!(
+                "the first difference is {}",
+                self.first.describe(shape, with_tolerance)
+            ))
+            .with_note(format!(
+                "the largest difference is {}",
+                self.largest.describe(shape, with_tolerance)
+            ))
+    }
 }
 
 /// The message for an index statement whose right side has other extents than its target.

@@ -20,7 +20,9 @@ impl Machine<'_, '_> {
         match spec {
             DimSpec::Known(n) => i64::try_from(*n).ok(),
             DimSpec::Slot(slot) => int_of(&self.stack[base + *slot as usize]),
-            DimSpec::Global(global) => self.globals.get(*global as usize).and_then(int_of),
+            DimSpec::Global(global) => {
+                self.globals.get(*global as usize).and_then(Option::as_ref).and_then(int_of)
+            }
             DimSpec::BindSlot(_) | DimSpec::BindGlobal(_) | DimSpec::Any => None,
         }
     }
@@ -59,7 +61,7 @@ impl Machine<'_, '_> {
                     DimSpec::BindSlot(s) => self.stack[base + *s as usize] = Value::Int(value),
                     DimSpec::BindGlobal(g) => {
                         if let Some(global) = self.globals.get_mut(*g as usize) {
-                            *global = Value::Int(value);
+                            *global = Some(Value::Int(value));
                         }
                     }
                     DimSpec::Any => {}

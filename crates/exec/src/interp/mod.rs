@@ -19,12 +19,12 @@ use std::io::Write;
 
 use hir::{HirSpan, TransformOp};
 
-use crate::autodiff::{self, AdContext, Tape};
+use crate::autodiff::{self, AdContext, Tape, Term};
 use crate::code::{Callable, CastKind, Instr, IntOp, NO_SLOT, Operand, Program, Unit};
 use crate::error::{RuntimeError, StackFrame};
-use crate::ops;
+use crate::ops::{self, scalar};
 use crate::tensor::Rng;
-use crate::value::{Primal, Value};
+use crate::value::{NodeRef, Primal, Value};
 
 /// The limits of a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,7 +80,10 @@ pub struct Machine<'p, 'o> {
     /// The end of the innermost frame's slots.
     top: usize,
     frames: Vec<Frame>,
-    globals: Vec<Value>,
+    /// The top-level constants and shape variables of every file; `None` until their declaration
+    /// runs, so that a function that reads a constant too early (called from an earlier
+    /// constant's initializer) fails instead of reading 0.
+    globals: Vec<Option<Value>>,
     tape: Tape,
     rng: Rng,
     out: &'o mut dyn Write,
@@ -195,6 +198,61 @@ fn set_float(slot: &mut Value, value: f64) {
         Value::Float(x) => *x = value,
         other => *other = Value::Float(value),
     }
+}
+
+/// Stores a float tracked at one level like [`set_int`].
+#[inline(always)]
+fn set_tracked(slot: &mut Value, value: f64, node: NodeRef) {
+    match slot {
+        Value::TrackedFloat { value: x, node: n } => {
+            *x = value;
+            *n = node;
+        }
+        other => *other = Value::TrackedFloat { value, node },
+    }
+}
+
+/// The number and live node of a float operand of a recorded scalar operation, or `None` for
+/// anything but a plain or single-level tracked float.
+#[inline(always)]
+fn scalar_part(tape: &Tape, value: &Value) -> Option<(f64, Option<NodeRef>)> {
+    match *value {
+        Value::Float(x) => Some((x, None)),
+        Value::TrackedFloat { value, node } if tape.is_live(node) => Some((value, Some(node))),
+        _ => None,
+    }
+}
+
+/// `a op b` for floats tracked at one level (or one of them plain): records the operation with its
+/// partial derivatives as numbers, fusing the records of fresh operands into it
+/// ([`Tape::fuse1`]), and returns the result and its node without building a [`Value`] (returning
+/// one through memory costs a store-forwarding stall on every operation). `None` when the
+/// operands need the general path.
+///
+/// SAFETY: as for [`reg`], for the slots of `a` and `b`, which may be the same slot.
+#[inline(always)]
+unsafe fn record_binary(
+    tape: &mut Tape,
+    op: crate::tensor::BinaryOp,
+    regs: *mut Value,
+    a: Operand,
+    b: Operand,
+) -> Option<Result<(f64, NodeRef), autodiff::AdError>> {
+    // SAFETY: shared reads of the two slots, which end before anything is written.
+    let (x, y) = unsafe { (&*regs.add(a.slot() as usize), &*regs.add(b.slot() as usize)) };
+    let ((x, x_node), (y, y_node)) = (scalar_part(tape, x)?, scalar_part(tape, y)?);
+    if op.is_comparison() {
+        return None;
+    }
+    let (z, dx, dy) = scalar::binary_with_partials(op, x, y);
+    let x_term = x_node.map(|node| Term { node, partial: dx, fresh: a.is_fresh() });
+    let y_term = y_node.map(|node| Term { node, partial: dy, fresh: b.is_fresh() });
+    let node = match (x_term, y_term) {
+        (Some(term), None) | (None, Some(term)) => tape.fuse1(term),
+        (Some(p), Some(q)) if p.node.level() == q.node.level() => tape.fuse2(p, q),
+        _ => return None,
+    };
+    Some(node.map(|node| (z, node)))
 }
 
 /// Stores a `bool` like [`set_int`].
@@ -312,7 +370,7 @@ impl<'p, 'o> Machine<'p, 'o> {
             stack: vec![Value::Int(0); INITIAL_STACK],
             top: 0,
             frames: Vec::with_capacity(64),
-            globals: vec![Value::Int(0); program.globals as usize],
+            globals: vec![None; program.globals as usize],
             tape: Tape::new(),
             rng: Rng::from_seed(DEFAULT_SEED),
             out,
@@ -359,6 +417,14 @@ impl<'p, 'o> Machine<'p, 'o> {
         self.transform_depth = 0;
         self.invoke(unit, Vec::new())?;
         Ok(())
+    }
+
+    /// The error for reading a global whose declaration has not run yet.
+    fn unset_global(&self, global: u32) -> RuntimeError {
+        let name = self.program.global_names.get(global as usize).map_or("?", String::as_str);
+        RuntimeError::new(format!(
+            "the constant `{name}` is read before its declaration has run: a function reads it while the top level is still above that declaration"
+        ))
     }
 
     /// Calls a unit with arguments and runs it to its return.
@@ -654,10 +720,27 @@ impl<'p, 'o> Machine<'p, 'o> {
                                 set_float(unsafe { reg(regs, *dst) }, op.apply(x, y))
                             }
                             _ => {
-                                // Tracked floats: the operation records itself on the tape,
+                                // Floats tracked at one level: recorded here, with the result
+                                // written in place (see `record_binary`). SAFETY: `a` and `b`
+                                // are verified slots of this frame, and no reference to them is
+                                // held across the call.
+                                if let Some(result) =
+                                    unsafe { record_binary(&mut self.tape, *op, regs, *a, *b) }
+                                {
+                                    match result {
+                                        Ok((z, node)) => {
+                                            set_tracked(unsafe { reg(regs, *dst) }, z, node)
+                                        }
+                                        Err(error) => fail!(self, RuntimeError::from(error), pc),
+                                    }
+                                    pc += 1;
+                                    continue 'exec;
+                                }
+                                // Anything else: the operation records itself on the tape,
                                 // which never touches the value stack, so `regs` stays valid.
                                 let (x, y) = unsafe { (fetch(regs, *a), fetch(regs, *b)) };
-                                match ops::binary(&mut self.tape, *op, x, y) {
+                                let fresh = [a.is_fresh(), b.is_fresh()];
+                                match ops::binary_fused(&mut self.tape, *op, x, y, fresh) {
                                     Ok(value) => unsafe { *reg(regs, *dst) = value },
                                     Err(error) => fail!(self, RuntimeError::from(error), pc),
                                 }
@@ -705,12 +788,22 @@ impl<'p, 'o> Machine<'p, 'o> {
                         }
                     }
                     Instr::Unary { op, dst, a } => {
-                        if let Value::Float(x) = *unsafe { reg(regs, a.slot()) } {
+                        let value = unsafe { reg(regs, a.slot()) };
+                        if let Value::Float(x) = *value {
                             set_float(unsafe { reg(regs, *dst) }, op.apply(x));
+                        } else if let Value::TrackedFloat { value: x, node } = *value
+                            && self.tape.is_live(node)
+                        {
+                            let (y, dy) = scalar::unary_with_derivative(*op, x);
+                            let term = Term { node, partial: dy, fresh: a.is_fresh() };
+                            match self.tape.fuse1(term) {
+                                Ok(node) => set_tracked(unsafe { reg(regs, *dst) }, y, node),
+                                Err(error) => fail!(self, RuntimeError::from(error), pc),
+                            }
                         } else {
                             // As for `FloatArith`, the tape never touches the value stack.
                             let x = unsafe { fetch(regs, *a) };
-                            match ops::unary(&mut self.tape, *op, x) {
+                            match ops::unary_fused(&mut self.tape, *op, x, a.is_fresh()) {
                                 Ok(value) => unsafe { *reg(regs, *dst) = value },
                                 Err(error) => fail!(self, RuntimeError::from(error), pc),
                             }
@@ -889,13 +982,16 @@ impl<'p, 'o> Machine<'p, 'o> {
                 self.set(base, *dst, value);
             }
             Instr::LoadGlobal { dst, global } => {
-                let value = self.globals.get(*global as usize).cloned().unwrap_or(Value::Int(0));
+                let value = match self.globals.get(*global as usize) {
+                    Some(Some(value)) => value.clone(),
+                    _ => return Err(self.unset_global(*global)),
+                };
                 self.set(base, *dst, value);
             }
             Instr::StoreGlobal { global, src } => {
                 let value = self.fetch(base, *src);
                 if let Some(slot) = self.globals.get_mut(*global as usize) {
-                    *slot = value;
+                    *slot = Some(value);
                 }
             }
             Instr::Leaf { slot } => {
@@ -1068,6 +1164,12 @@ impl<'p, 'o> Machine<'p, 'o> {
     fn print(&mut self, text: &str) {
         // A closed pipe (`nabla run x.nb | head`) ends the output, not the program.
         let _ = self.out.write_all(text.as_bytes());
+    }
+
+    /// Pushes what was printed to its destination, for `write`, whose line has no newline to
+    /// trigger a terminal's line buffer.
+    fn flush_output(&mut self) {
+        let _ = self.out.flush();
     }
 }
 

@@ -60,7 +60,7 @@ impl UnitLowerer<'_, '_> {
                 let a = self.expr(arg(0)?, Dest::Any)?;
                 let dst = self.dst(dest);
                 self.emit(Instr::Unary { op, dst, a }, span);
-                return Ok(Self::result(dest, dst));
+                return Ok(Self::fresh_result(dest, dst));
             }
             B::Pow => return self.binary_builtin(expr, BinaryOp::Pow, args, dest),
             B::Max | B::Min => {
@@ -149,7 +149,7 @@ impl UnitLowerer<'_, '_> {
             B::Cholesky => BuiltinCall::Cholesky(self.expr(arg(0)?, Dest::Any)?),
             B::Trace => BuiltinCall::Trace(self.expr(arg(0)?, Dest::Any)?),
             B::Diag => BuiltinCall::Diag(self.expr(arg(0)?, Dest::Any)?),
-            B::Print => {
+            B::Print | B::Write => {
                 let mut items = Vec::with_capacity(args.len());
                 for &a in args {
                     items.push(match self.string(a) {
@@ -157,7 +157,10 @@ impl UnitLowerer<'_, '_> {
                         None => PrintItem::Value(self.expr(a, Dest::Any)?),
                     });
                 }
-                BuiltinCall::Print(items.into_boxed_slice())
+                match builtin {
+                    B::Write => BuiltinCall::Write(items.into_boxed_slice()),
+                    _ => BuiltinCall::Print(items.into_boxed_slice()),
+                }
             }
             B::Load | B::LoadCsv => {
                 let path = self.path(arg(0)?)?;

@@ -259,6 +259,16 @@ impl UnitLowerer<'_, '_> {
         }
     }
 
+    /// The operand that reads the result of a float arithmetic or element-wise instruction
+    /// written to `slot` for `dest`: a temporary the instruction chose is fresh (see
+    /// [`Operand::fresh`]), so a scalar operation reading it may fuse the two tape records.
+    pub(super) fn fresh_result(dest: Dest, slot: Slot) -> Operand {
+        match dest {
+            Dest::Any => Operand::fresh(slot),
+            Dest::Slot(_) => Operand::copy(slot),
+        }
+    }
+
     /// A name read as a value: a local's slot (refreshed first when it is `var`) or a global.
     fn name(&mut self, expr: ExprId) -> Result<Operand> {
         let span = self.span_of(expr);
@@ -401,8 +411,9 @@ impl UnitLowerer<'_, '_> {
                 let b = self.expr(rhs, Dest::Any)?;
                 let dst = self.dst(dest);
                 let instr = self.arith_instr(arith, &ty, integers, dst, a, b, span)?;
+                let float = matches!(instr, Instr::FloatArith { .. });
                 self.emit(instr, span);
-                Ok(Self::result(dest, dst))
+                Ok(if float { Self::fresh_result(dest, dst) } else { Self::result(dest, dst) })
             }
         }
     }
@@ -460,8 +471,9 @@ impl UnitLowerer<'_, '_> {
                     Ty::Int | Ty::Char => Instr::NegInt { dst, a: a.slot() },
                     _ => Instr::Unary { op: UnaryOp::Neg, dst, a },
                 };
+                let unary = matches!(instr, Instr::Unary { .. });
                 self.emit(instr, span);
-                Ok(Self::result(dest, dst))
+                Ok(if unary { Self::fresh_result(dest, dst) } else { Self::result(dest, dst) })
             }
             HirUnary::Plus => {
                 let a = self.expr(operand, Dest::Any)?;

@@ -42,6 +42,7 @@ pub fn lower_program(db: &dyn Db, main: SourceFile) -> Result<Program> {
         db,
         unit_of: FxHashMap::default(),
         globals: FxHashMap::default(),
+        global_names: Vec::new(),
         n_globals: 0,
         callables: Vec::new(),
         callable_index: FxHashMap::default(),
@@ -66,6 +67,7 @@ pub fn lower_program(db: &dyn Db, main: SourceFile) -> Result<Program> {
                 data.qualifier == Some(Qualifier::Cns) || data.kind == LocalKind::ShapeVar;
             if data.scope_depth == 0 && is_constant {
                 builder.globals.insert((top, local), builder.n_globals);
+                builder.global_names.push(data.name.to_string());
                 builder.n_globals += 1;
             }
         }
@@ -104,6 +106,7 @@ pub fn lower_program(db: &dyn Db, main: SourceFile) -> Result<Program> {
         units,
         callables: builder.callables,
         globals: builder.n_globals,
+        global_names: builder.global_names,
         imports,
         main: main_unit,
         main_constants,
@@ -139,6 +142,7 @@ struct ProgramBuilder<'db> {
     db: &'db dyn Db,
     unit_of: FxHashMap<DefId, u32>,
     globals: FxHashMap<(DefId, LocalId), u32>,
+    global_names: Vec<String>,
     n_globals: u32,
     callables: Vec<Callable>,
     callable_index: FxHashMap<Callable, u32>,

@@ -18,7 +18,9 @@ mod reduce;
 pub(crate) mod scalar;
 mod shape;
 
-pub use elementwise::{add, binary, div, mul, neg, pow, select, sub, unary};
+pub use elementwise::{
+    add, binary, binary_fused, div, mul, neg, pow, select, sub, unary, unary_fused,
+};
 pub use index::{add_at, get, set, update_at};
 pub use linalg::{cholesky, det, einsum, inv, matmul, solve};
 pub use reduce::{log_softmax, reduce, softmax};

@@ -1,6 +1,6 @@
 //! Values and local derivatives of scalar operations, for the fast recording path of floats tracked
-//! at one level: an operation there records its derivatives as plain numbers (`Op::Scalar1`,
-//! `Op::Scalar2`) instead of saving its operands.
+//! at one level: an operation there records its derivatives as plain numbers (`Rec::Scalar1`,
+//! `Rec::Pair` and `Rec::Scalar2`) instead of saving its operands.
 //!
 //! Each derivative here is the plain-number form of the corresponding tensor rule in
 //! `autodiff::backward`, including the decisions at kinks and ties (documented there); the tests

@@ -39,6 +39,7 @@ pub use self::broadcast::{broadcast_shapes, broadcast_to, sum_to_shape};
 pub use self::elementwise::{
     BinaryOp, UnaryOp, binary, binary_scalar_lhs, binary_scalar_rhs, unary, zip_map,
 };
+pub(crate) use self::error::ByteCount;
 pub use self::error::{ShapeText, TensorError};
 pub use self::format::{format_bool, format_char, format_float, format_int, format_tensor};
 pub use self::index::{Index, add_at, get, indexed_shape, set};

@@ -524,7 +524,9 @@ impl Lowerer {
                 let var = self.alloc_local(
                     Local {
                         name: var_name.clone(),
-                        qualifier: Some(Qualifier::Cns),
+                        // Read-only either way (its kind says so), but only a `cns` declaration
+                        // makes it a constant that functions, tests and importers may read.
+                        qualifier: qualifier.filter(|&q| q == Qualifier::Cns),
                         ty: TypeRef::Int,
                         kind: LocalKind::ShapeVar,
                         const_value: None,

@@ -202,6 +202,16 @@ impl InferCtx<'_> {
             None => (compact.clone(), None),
         };
         let inputs: Vec<&str> = inputs.split(',').collect();
+        if compact.contains("...") {
+            self.report(
+                Code::EinsumSpec,
+                span,
+                "NumPy's ellipsis `...` is not supported in einsum specifications; write every \
+                 label out"
+                    .to_owned(),
+            );
+            return Ty::Error;
+        }
         let bad_char =
             compact.chars().find(|c| !(c.is_ascii_alphabetic() || matches!(c, ',' | '-' | '>')));
         if let Some(c) = bad_char {

@@ -32,7 +32,7 @@ const BUILTINS = [
   // 7: linear algebra
   "inv", "det", "solve", "cholesky", "trace", "diag",
   // 7: input and output
-  "print", "load", "save", "load_csv",
+  "print", "write", "load", "save", "load_csv",
   // 3 and 7: differentiation
   "backward", "grad", "jvp", "vjp", "hessian", "jacobian",
   // 5.2: tests
