@@ -1,6 +1,6 @@
 //! Fuzzes the interpreter: a program without check errors runs without a panic or an internal
-//! error, and a run-time error's spans lie inside the file. Only programs whose running time the
-//! input bounds are run (see `invariants::run`), with small tensors.
+//! error, and a run-time error's spans lie inside the file. Programs run under a step budget, with
+//! small tensors (see `invariants::run`).
 
 #![no_main]
 

@@ -137,6 +137,43 @@ fn the_call_depth_is_limited() {
     assert_eq!(error.stack.len(), 51);
 }
 
+/// A step budget stops endless loops, long loops of every kind and exponential recursion, with
+/// the error located at the loop or call that ran past it.
+#[test]
+fn the_step_budget_stops_loops_and_calls() {
+    let limits = Limits { max_steps: 1000, ..Limits::default() };
+    let cases = [
+        ("int s = 0;\nloop (;;) {\n    s += 1;\n}\n", "loop (;;) {\n    s += 1;\n}"),
+        ("int s = 0;\nloop (int i = 0; i < 5000; i++) {\n    s += i;\n}\n", "i++"),
+        (
+            "float x = 0.0;\nloop (; x < 1e9;) {\n    x = x + 1.0;\n}\n",
+            "loop (; x < 1e9;) {\n    x = x + 1.0;\n}",
+        ),
+        (
+            "function int f(int n) {\n    if (n < 2) {\n        return n;\n    }\n    return f(n - 1) + f(n - 2);\n}\nprint(f(30));\n",
+            "f(n - 1)",
+        ),
+    ];
+    for (text, _) in cases {
+        let (out, error, _) = run_with("steps", text, limits);
+        assert_eq!(out, "");
+        let error = error.unwrap_or_else(|| panic!("no error for {text}"));
+        assert_eq!(
+            error.message,
+            "the program ran past its budget of 1000 steps (loop iterations and calls)",
+            "{text}"
+        );
+        assert!(error.span.is_some(), "{text}");
+    }
+    // Within the budget, nothing changes.
+    let (out, error, _) = run_with(
+        "steps",
+        "int s = 0;\nloop (int i = 0; i < 900; i++) {\n    s += i;\n}\nprint(s);\n",
+        limits,
+    );
+    assert_eq!((out.as_str(), error.map(|e| e.message)), ("404550\n", None));
+}
+
 /// Integer loops and recursion lower to the specialised instructions that make them fast.
 #[test]
 fn hot_code_lowers_to_specialised_instructions() {

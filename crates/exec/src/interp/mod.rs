@@ -33,6 +33,10 @@ pub struct Limits {
     pub max_call_depth: usize,
     /// The deepest nesting of derivative constructs (each level recurses natively).
     pub max_transform_depth: usize,
+    /// How many steps a run may take, a step being a loop's jump back or a call; `u64::MAX`,
+    /// the default, is no limit. Hosts that run untrusted programs (the fuzz target) bound
+    /// their running time with it.
+    pub max_steps: u64,
 }
 
 impl Limits {
@@ -45,6 +49,7 @@ impl Default for Limits {
         Limits {
             max_call_depth: Limits::DEFAULT_CALL_DEPTH,
             max_transform_depth: Limits::DEFAULT_TRANSFORM_DEPTH,
+            max_steps: u64::MAX,
         }
     }
 }
@@ -88,6 +93,8 @@ pub struct Machine<'p, 'o> {
     rng: Rng,
     out: &'o mut dyn Write,
     limits: Limits,
+    /// What is left of [`Limits::max_steps`].
+    steps_left: u64,
     transform_depth: usize,
     /// Where the innermost frame resumes after the instruction that is running a nested frame
     /// (a derivative, `gradcheck`); becomes the nested frame's return address.
@@ -375,6 +382,7 @@ impl<'p, 'o> Machine<'p, 'o> {
             rng: Rng::from_seed(DEFAULT_SEED),
             out,
             limits,
+            steps_left: limits.max_steps,
             transform_depth: 0,
             resume: 0,
         })
@@ -433,6 +441,7 @@ impl<'p, 'o> Machine<'p, 'o> {
         let saved_top = self.top;
         let code = self.unit(unit)?;
         self.check_depth()?;
+        self.take_step()?;
         if args.len() != code.n_params as usize {
             return Err(RuntimeError::internal("a call with the wrong number of arguments"));
         }
@@ -469,6 +478,27 @@ impl<'p, 'o> Machine<'p, 'o> {
             return Err(self.depth_error());
         }
         Ok(())
+    }
+
+    /// Takes one step of the budget, or gives the error for a run past it.
+    #[inline(always)]
+    fn take_step(&mut self) -> Result<(), RuntimeError> {
+        match self.steps_left.checked_sub(1) {
+            Some(left) => {
+                self.steps_left = left;
+                Ok(())
+            }
+            None => Err(self.steps_error()),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn steps_error(&self) -> RuntimeError {
+        RuntimeError::new(format!(
+            "the program ran past its budget of {} steps (loop iterations and calls)",
+            self.limits.max_steps
+        ))
     }
 
     #[cold]
@@ -584,6 +614,9 @@ impl<'p, 'o> Machine<'p, 'o> {
                 if self.frames.len() > self.limits.max_call_depth {
                     fail!(self, self.depth_error(), pc);
                 }
+                if let Err(error) = self.take_step() {
+                    fail!(self, error, pc);
+                }
                 let new_base = self.top;
                 let new_top = new_base + code.n_slots as usize;
                 if new_top > self.stack.len()
@@ -603,6 +636,19 @@ impl<'p, 'o> Machine<'p, 'o> {
                 base = new_base;
                 regs = new_regs;
                 pc = 0;
+            }};
+        }
+        // Jumps to `$target`; a jump back (a loop's next iteration) takes a step of the budget.
+        macro_rules! goto {
+            ($exec:lifetime, $target:expr) => {{
+                let target = $target as usize;
+                if target <= pc
+                    && let Err(error) = self.take_step()
+                {
+                    fail!(self, error, pc);
+                }
+                pc = target;
+                continue $exec;
             }};
         }
         'exec: loop {
@@ -654,8 +700,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                             fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
                         };
                         if op.ints(x, i64::from(*imm)) {
-                            pc = *target as usize;
-                            continue 'exec;
+                            goto!('exec, *target);
                         }
                     }
                     Instr::LoopIntImm { slot, delta, op, imm, target } => {
@@ -668,8 +713,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                         };
                         set_int(counter, next);
                         if op.ints(next, i64::from(*imm)) {
-                            pc = *target as usize;
-                            continue 'exec;
+                            goto!('exec, *target);
                         }
                     }
                     Instr::LoopInt { slot, delta, op, rhs, target } => {
@@ -683,8 +727,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                         };
                         set_int(counter, next);
                         if op.ints(next, bound) {
-                            pc = *target as usize;
-                            continue 'exec;
+                            goto!('exec, *target);
                         }
                     }
                     Instr::JumpIntCmp { op, a, b, target } => {
@@ -694,13 +737,11 @@ impl<'p, 'o> Machine<'p, 'o> {
                             fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
                         };
                         if op.ints(x, y) {
-                            pc = *target as usize;
-                            continue 'exec;
+                            goto!('exec, *target);
                         }
                     }
                     Instr::Jump { target } => {
-                        pc = *target as usize;
-                        continue 'exec;
+                        goto!('exec, *target);
                     }
                     Instr::Copy { dst, src } => {
                         if *dst != src.slot() {
@@ -770,8 +811,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                             fail!(self, RuntimeError::internal("a comparison of non-numbers"), pc)
                         };
                         if op.floats(x, y) != *negate {
-                            pc = *target as usize;
-                            continue 'exec;
+                            goto!('exec, *target);
                         }
                     }
                     Instr::JumpIf { cond, when, target } => {
@@ -783,8 +823,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                             )
                         };
                         if truth == *when {
-                            pc = *target as usize;
-                            continue 'exec;
+                            goto!('exec, *target);
                         }
                     }
                     Instr::Unary { op, dst, a } => {
