@@ -3,35 +3,11 @@
 //! operations (the golden program `test_data/run/ad_fused.nb` checks many more against closed
 //! forms).
 
-use std::path::{Path, PathBuf};
-
 use exec::code::{Instr, Operand};
 use exec::interp::{Limits, Machine};
-use hir::{Database, Severity, SourceFile};
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nabla-fusion-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("{err}"));
-    dir
-}
-
-fn load(dir: &Path, text: &str) -> (Database, SourceFile) {
-    let path = dir.join("main.nb");
-    std::fs::write(&path, text).unwrap_or_else(|err| panic!("{err}"));
-    let mut db = Database::default();
-    let read = &mut |p: &Path| std::fs::read_to_string(p).map_err(|e| e.to_string());
-    let main = db.load_with_imports(&path, read).unwrap_or_else(|err| panic!("{err}"));
-    for file in db.files() {
-        let errors: Vec<_> = hir::file_diagnostics(&db, file)
-            .iter()
-            .filter(|d| d.severity == Severity::Error)
-            .map(|d| d.message.clone())
-            .collect();
-        assert!(errors.is_empty(), "check errors: {errors:?}");
-    }
-    (db, main)
-}
+mod common;
+use common::{load, scratch};
 
 /// Runs `text` and returns what it printed, the records left on the program tape and the
 /// average tape bytes per recorded operation.
