@@ -343,7 +343,10 @@ impl InferCtx<'_> {
             Rule::Gradcheck => {
                 let func = args[0];
                 let Expr::Name { name: fname, local } = self.body.exprs[func].clone() else {
-                    self.bad_arg(func, name, 0, &Ty::Error, "a function name");
+                    // Not a name: typed as a value, so that what is wrong with it is reported
+                    // (`&f` has its own error), then refused.
+                    let ty = self.infer_args(&[func]).pop().unwrap_or(Ty::Error);
+                    self.bad_arg(func, name, 0, &ty, "the name of a function");
                     return Ty::Void;
                 };
                 let resolution = match local {
