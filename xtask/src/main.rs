@@ -4,7 +4,7 @@
 //! - `codegen [--check]`: regenerate the syntax kinds and typed AST from `nabla.ungram`.
 //! - `test`: every check CI runs, after installing the system libraries that are missing.
 //! - `docs`: checks (and runs) the Nabla code blocks of `README.md` and `docs/` with `nabla`.
-//! - `fuzz [--seconds N] [TARGET...]`: the fuzz targets of `fuzz/`, N seconds each.
+//! - `fuzz [--seconds N] [--seed N] [TARGET...]`: the fuzz targets of `fuzz/`, N seconds each.
 //! - `bench`: the benchmarks, written to `docs/performance.md`.
 //! - `dist`: the release binary and the VS Code extension's `.vsix`, in `target/dist/`.
 
@@ -52,7 +52,7 @@ fn main() -> ExitCode {
 }
 
 const USAGE: &str = "usage: cargo xtask <demo | test | docs | codegen [--check] | bench [NAME...] \
-                     | fuzz [--seconds N] [TARGET...] | dist | install-deps>";
+                     | fuzz [--seconds N] [--seed N] [TARGET...] | dist | install-deps>";
 
 /// Where cargo puts its builds: `CARGO_TARGET_DIR` when set (relative to the root if relative),
 /// else `target/` in the root.
