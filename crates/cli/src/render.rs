@@ -210,6 +210,34 @@ pub fn human(db: &Database, diagnostic: &Diagnostic, colour: bool) -> String {
     out
 }
 
+/// Whether what goes to standard error may be coloured: it is a terminal and `NO_COLOR` is unset.
+pub fn stderr_colour() -> bool {
+    std::io::IsTerminal::is_terminal(&std::io::stderr()) && std::env::var_os("NO_COLOR").is_none()
+}
+
+/// The check errors of every file in `db`, rendered for standard error with a closing summary
+/// line, or `None` when there are none: what `nabla run` and `nabla test` print before refusing
+/// to run a program that does not check.
+pub fn check_errors(db: &Database) -> Option<String> {
+    let diagnostics: Vec<Diagnostic> = db
+        .files()
+        .into_iter()
+        .flat_map(|file| hir::file_diagnostics(db, file).to_vec())
+        .filter(|d| d.severity == Severity::Error)
+        .collect();
+    if diagnostics.is_empty() {
+        return None;
+    }
+    let colour = stderr_colour();
+    let mut text = String::new();
+    for diagnostic in &diagnostics {
+        text.push_str(&human(db, diagnostic, colour));
+        text.push('\n');
+    }
+    text.push_str(&summary(diagnostics.len(), 0, colour));
+    Some(text)
+}
+
 pub fn summary(errors: usize, warnings: usize, colour: bool) -> String {
     let style = Style { colour };
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });

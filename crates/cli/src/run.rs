@@ -7,7 +7,7 @@
 //! derivatives (`grad(grad(f))`) recurses natively in the interpreter.
 
 use std::{
-    io::{IsTerminal, Write},
+    io::Write,
     path::{Path, PathBuf},
     process::ExitCode,
     time::Instant,
@@ -18,7 +18,7 @@ use exec::{
     interp::Limits,
     run::{RunReport, on_interpreter_stack, run_program},
 };
-use hir::{Database, Severity};
+use hir::Database;
 use syntax::LineIndex;
 
 use crate::{render, source};
@@ -60,23 +60,7 @@ fn run_on_this_thread(path: &Path, options: &Options) -> u8 {
             return CHECK_ERROR;
         }
     };
-    let mut diagnostics = Vec::new();
-    for file in db.files() {
-        diagnostics.extend(
-            hir::file_diagnostics(&db, file)
-                .iter()
-                .filter(|d| d.severity == Severity::Error)
-                .cloned(),
-        );
-    }
-    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    if !diagnostics.is_empty() {
-        let mut text = String::new();
-        for diagnostic in &diagnostics {
-            text.push_str(&render::human(&db, diagnostic, colour));
-            text.push('\n');
-        }
-        text.push_str(&render::summary(diagnostics.len(), 0, colour));
+    if let Some(text) = render::check_errors(&db) {
         eprint!("{text}");
         return CHECK_ERROR;
     }
@@ -100,7 +84,7 @@ fn run_on_this_thread(path: &Path, options: &Options) -> u8 {
     match result {
         Ok(_) => 0,
         Err(error) => {
-            eprint!("{}", render_error(&db, &error, colour));
+            eprint!("{}", render_error(&db, &error, render::stderr_colour()));
             RUNTIME_ERROR
         }
     }

@@ -32,7 +32,7 @@ use exec::{
     lower::lower_program,
     run::on_interpreter_stack,
 };
-use hir::{Database, Severity, SourceFile};
+use hir::{Database, SourceFile};
 use serde_json::{Value, json};
 use syntax::LineIndex;
 
@@ -209,23 +209,7 @@ fn discover(paths: &[PathBuf]) -> Result<Vec<TestCase>, u8> {
             }
         }
     }
-    let mut diagnostics = Vec::new();
-    for file in db.files() {
-        diagnostics.extend(
-            hir::file_diagnostics(&db, file)
-                .iter()
-                .filter(|d| d.severity == Severity::Error)
-                .cloned(),
-        );
-    }
-    if !diagnostics.is_empty() {
-        let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        let mut text = String::new();
-        for diagnostic in &diagnostics {
-            text.push_str(&render::human(&db, diagnostic, colour));
-            text.push('\n');
-        }
-        text.push_str(&render::summary(diagnostics.len(), 0, colour));
+    if let Some(mut text) = render::check_errors(&db) {
         text.push_str("no tests were run because the files above do not check\n");
         eprint!("{text}");
         return Err(CHECK_ERROR);

@@ -569,3 +569,43 @@ fn contains_break(body: &Body, stmts: &[StmtId]) -> bool {
         _ => false,
     })
 }
+
+/// The value of an integer constant expression of `body` (literals, `cns` locals and globals with
+/// a known value, `-`, `+` and checked integer arithmetic on them), given the resolutions of its
+/// inference, or `None` when it is not one or overflows. The checker uses it for shapes, axes
+/// and derivative positions; the lowering in `exec` for immediate operands, so the two agree on
+/// what is constant.
+pub fn const_int(db: &dyn Db, body: &Body, infer: &InferenceResult, expr: ExprId) -> Option<i64> {
+    use crate::body::{ArithOp, BinaryOp, Expr, Literal, UnaryOp};
+    stacker::maybe_grow(
+        crate::body::lower::STACK_RED_ZONE,
+        crate::body::lower::STACK_SEGMENT,
+        || match &body.exprs[expr] {
+            Expr::Literal(Literal::Int(value)) => Some(*value),
+            Expr::Name { .. } => match infer.resolution(expr)? {
+                Resolution::Local(local) => body.locals[local].const_value,
+                Resolution::Global { def, local } => {
+                    body_query(db, def).body.locals[local].const_value
+                }
+                _ => None,
+            },
+            Expr::Unary { op: UnaryOp::Neg, operand } => {
+                const_int(db, body, infer, *operand)?.checked_neg()
+            }
+            Expr::Unary { op: UnaryOp::Plus, operand } => const_int(db, body, infer, *operand),
+            Expr::Binary { op: BinaryOp::Arith(op), lhs, rhs } => {
+                let a = const_int(db, body, infer, *lhs)?;
+                let b = const_int(db, body, infer, *rhs)?;
+                match op {
+                    ArithOp::Add => a.checked_add(b),
+                    ArithOp::Sub => a.checked_sub(b),
+                    ArithOp::Mul => a.checked_mul(b),
+                    ArithOp::Div => a.checked_div(b),
+                    ArithOp::Rem => a.checked_rem(b),
+                    _ => None,
+                }
+            }
+            _ => None,
+        },
+    )
+}

@@ -62,7 +62,7 @@ pub use crate::{
     builtins::Builtin,
     db::{Database, Db, DefId, DefKind, SourceFile, parse},
     diagnostics::{Code, Diagnostic, Fix, Label, Severity, TextEdit, file_range},
-    infer::{InferenceResult, Resolution},
+    infer::{InferenceResult, Resolution, const_int},
     ty::{Dim, FnTy, Shape, Ty},
 };
 

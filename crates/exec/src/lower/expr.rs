@@ -311,38 +311,9 @@ impl UnitLowerer<'_, '_> {
         Operand::take(copy)
     }
 
-    /// The value of an integer constant expression.
+    /// The value of an integer constant expression, as the checker sees it.
     pub(super) fn const_int(&self, expr: ExprId) -> Option<i64> {
-        stacker::maybe_grow(super::STACK_RED_ZONE, super::STACK_SEGMENT, || {
-            self.const_int_inner(expr)
-        })
-    }
-
-    fn const_int_inner(&self, expr: ExprId) -> Option<i64> {
-        match &self.body.exprs[expr] {
-            Expr::Literal(Literal::Int(value)) => Some(*value),
-            Expr::Name { .. } => match self.infer.resolution(expr)? {
-                Resolution::Local(local) => self.body.locals[local].const_value,
-                Resolution::Global { def, local } => {
-                    hir::body(self.db(), def).locals[local].const_value
-                }
-                _ => None,
-            },
-            Expr::Unary { op: HirUnary::Neg, operand } => self.const_int(*operand)?.checked_neg(),
-            Expr::Unary { op: HirUnary::Plus, operand } => self.const_int(*operand),
-            Expr::Binary { op: HirBinary::Arith(op), lhs, rhs } => {
-                let (a, b) = (self.const_int(*lhs)?, self.const_int(*rhs)?);
-                match op {
-                    ArithOp::Add => a.checked_add(b),
-                    ArithOp::Sub => a.checked_sub(b),
-                    ArithOp::Mul => a.checked_mul(b),
-                    ArithOp::Div => a.checked_div(b),
-                    ArithOp::Rem => a.checked_rem(b),
-                    _ => None,
-                }
-            }
-            _ => None,
-        }
+        hir::const_int(self.db(), self.body, self.infer, expr)
     }
 
     /// A numeric literal, possibly negated, as a float: tensor literals of these are constants.

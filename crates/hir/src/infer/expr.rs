@@ -906,32 +906,9 @@ impl InferCtx<'_> {
         }
     }
 
-    /// The value of an integer constant expression, if it is one.
+    /// The value of an integer constant expression, if it is one (see [`crate::const_int`]).
     pub(crate) fn const_int(&self, expr: ExprId) -> Option<i64> {
-        match &self.body.exprs[expr] {
-            Expr::Literal(Literal::Int(value)) => Some(*value),
-            Expr::Name { .. } => match self.result.resolution(expr)? {
-                Resolution::Local(local) => self.body.locals[local].const_value,
-                Resolution::Global { def, local } => {
-                    body_query(self.db, def).body.locals[local].const_value
-                }
-                _ => None,
-            },
-            Expr::Unary { op: UnaryOp::Neg, operand } => self.const_int(*operand)?.checked_neg(),
-            Expr::Unary { op: UnaryOp::Plus, operand } => self.const_int(*operand),
-            Expr::Binary { op: BinaryOp::Arith(op), lhs, rhs } => {
-                let (a, b) = (self.const_int(*lhs)?, self.const_int(*rhs)?);
-                match op {
-                    ArithOp::Add => a.checked_add(b),
-                    ArithOp::Sub => a.checked_sub(b),
-                    ArithOp::Mul => a.checked_mul(b),
-                    ArithOp::Div => a.checked_div(b),
-                    ArithOp::Rem => a.checked_rem(b),
-                    _ => None,
-                }
-            }
-            _ => None,
-        }
+        super::const_int(self.db, self.body, &self.result, expr)
     }
 
     /// An int expression as a dimension: a constant, a shape variable, or unknown.
