@@ -124,18 +124,17 @@ impl Cmp {
 
     #[inline]
     pub fn ints(self, a: i64, b: i64) -> bool {
-        match self {
-            Cmp::Lt => a < b,
-            Cmp::Le => a <= b,
-            Cmp::Gt => a > b,
-            Cmp::Ge => a >= b,
-            Cmp::Eq => a == b,
-            Cmp::Ne => a != b,
-        }
+        self.holds(a, b)
     }
 
     #[inline]
     pub fn floats(self, a: f64, b: f64) -> bool {
+        self.holds(a, b)
+    }
+
+    /// Whether `a self b` holds (false for every comparison but `!=` when a NaN is involved).
+    #[inline(always)]
+    fn holds<T: PartialOrd>(self, a: T, b: T) -> bool {
         match self {
             Cmp::Lt => a < b,
             Cmp::Le => a <= b,

@@ -20,43 +20,10 @@ use serde_json::{Value, json};
 const ROUNDS: usize = 60;
 const HOVERS: usize = 200;
 
-/// The same program shape as the checker's benchmark: functions and top-level statements.
-fn generate(lines: usize) -> String {
-    let mut text =
-        String::from("cns int WIDTH = 4;\nvar Tensor w[3][WIDTH] = randn([3, WIDTH]);\n");
-    let mut i = 0;
-    let mut count = 2;
-    while count < lines {
-        let block = format!(
-            "function Tensor[n][m] layer{i}(Tensor x[n][k], Tensor w[k][m], float scale) {{
-    Tensor h[n][m] = tanh(x @ w) * scale + 0.5;
-    loop (int j = 0; j < 10; j++) {{
-        if (j % 2 == 0 && h[0][0] > 1e-3) {{
-            h[0][0] += (float)j / 3.0;
-        }} elif (j > 7) {{
-            break;
-        }} else {{
-            h = h * 0.5;
-        }}
-    }}
-    return softmax(h, 1);
-}}
-function float loss{i}(Tensor p[n][m], Tensor y[n][m]) {{
-    Tensor d[n][m] = p - y;
-    return mean(d * d);
-}}
-Tensor x{i}[2][3] = [[1, 2, 3], [4, 5, 6]];
-Tensor out{i}[2][WIDTH] = layer{i}(x{i}, w, 0.5);
-print(loss{i}(out{i}, out{i}), grad(loss{i})(out{i}, out{i}));
-
-"
-        );
-        count += block.lines().count();
-        text.push_str(&block);
-        i += 1;
-    }
-    text
-}
+/// The same program as the checker's benchmark.
+#[path = "../../hir/benches/support/program.rs"]
+mod program;
+use program::generate;
 
 struct Client {
     child: Child,

@@ -86,17 +86,8 @@ pub(crate) fn max_shares(x: f64, y: f64) -> (f64, f64) {
 /// How the gradient of `min(x, y)` splits: like [`max_shares`], to the smaller operand.
 #[inline]
 pub(crate) fn min_shares(x: f64, y: f64) -> (f64, f64) {
-    if x < y {
-        (1.0, 0.0)
-    } else if x > y {
-        (0.0, 1.0)
-    } else if x == y {
-        (0.5, 0.5)
-    } else if x.is_nan() {
-        (1.0, 0.0)
-    } else {
-        (0.0, 1.0)
-    }
+    // min(x, y) = -max(-x, -y), NaNs included.
+    max_shares(-x, -y)
 }
 
 /// The derivative of `abs`: the sign, with 0 at 0 (the subgradient PyTorch and JAX use); NaN stays
