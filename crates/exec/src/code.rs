@@ -666,6 +666,10 @@ pub struct Unit {
     /// Whether a slot may hold a tensor or a boxed value that must be released when the frame
     /// returns (false for functions of integers only, which return without that walk).
     pub holds_heap: bool,
+    /// The base case the unit starts with, when it is `if (n cmp imm) { return n; }` on its
+    /// first parameter (see [`Unit::base_case_of`]): a call that meets it returns its argument
+    /// without a frame.
+    pub base_case: Option<(Cmp, i32)>,
 }
 
 /// A whole program: the units of every file it imports, and how to start it.
@@ -723,7 +727,22 @@ impl Program {
 }
 
 impl Unit {
+    /// The base case `code` starts with: a [`Instr::ReturnIfIntCmpImm`] at the first instruction
+    /// that compares the first parameter with a constant and returns that parameter. Nothing runs
+    /// before it, so a caller that knows the argument can decide the call itself.
+    pub fn base_case_of(code: &[Instr], n_params: u32) -> Option<(Cmp, i32)> {
+        match code.first()? {
+            Instr::ReturnIfIntCmpImm { op, a: 0, imm, src } if src.slot() == 0 && n_params > 0 => {
+                Some((*op, *imm))
+            }
+            _ => None,
+        }
+    }
+
     fn verify(&self, program: &Program) -> Result<(), String> {
+        if self.base_case != Unit::base_case_of(&self.code, self.n_params) {
+            return Err("the recorded base case is not the unit's first instruction".to_owned());
+        }
         if self.spans.len() != self.code.len() {
             return Err("spans and code differ in length".to_owned());
         }

@@ -114,6 +114,38 @@ fn the_call_depth_is_limited() {
     assert_eq!(error.stack.len(), 51);
 }
 
+/// A call decided by the callee's base case without a frame (`return n;`) meets the depth limit
+/// and the step budget exactly where a call that runs its frame (`return n + 0;`) does, with the
+/// same output, error and stack.
+#[test]
+fn base_case_calls_count_like_every_call() {
+    let program = |result: &str| {
+        format!(
+            "function int down(int n) {{\n    if (n <= 0) {{\n        return {result};\n    }}\n    return down(n - 1);\n}}\nfunction int fib(int n) {{\n    if (n < 2) {{\n        return {result};\n    }}\n    return fib(n - 1) + fib(n - 2);\n}}\nprint(down(DEPTH));\nprint(fib(10));\n"
+        )
+    };
+    let outcome = |text: &str, limits: Limits| {
+        let (out, error, _) = run_with("base-case", text, limits);
+        let error = error.map(|e| (e.message, e.stack.len(), e.span.map(|s| s.span)));
+        (out, error)
+    };
+    let mut failures = 0;
+    for depth in [47, 48, 49, 50] {
+        // fib(10) makes 177 calls, down(depth) depth + 1, and print none.
+        for (max_call_depth, max_steps) in [(50, u64::MAX), (10_000, 226), (10_000, 227)] {
+            let limits = Limits { max_call_depth, max_steps, ..Limits::default() };
+            // Padded to the same length, so that the spans compare equal.
+            let shortcut = program("n    ").replace("DEPTH", &depth.to_string());
+            let framed = program("n + 0").replace("DEPTH", &depth.to_string());
+            let expected = outcome(&framed, limits);
+            failures += usize::from(expected.1.is_some());
+            assert_eq!(outcome(&shortcut, limits), expected, "depth {depth}, {limits:?}");
+        }
+    }
+    // The limits were met in some cases and not in others.
+    assert!((1..12).contains(&failures), "{failures} of 12 failed");
+}
+
 /// A step budget stops endless loops, long loops of every kind and exponential recursion, with
 /// the error located at the loop or call that ran past it.
 #[test]
@@ -171,6 +203,8 @@ fn hot_code_lowers_to_specialised_instructions() {
         })
         .collect();
     assert_eq!(kinds, ["return-if", "call-imm", "call-imm", "return-arith", "return"]);
+    // Its base case is decided by the callers, without a frame.
+    assert_eq!(fib.base_case, Some((exec::code::Cmp::Lt, 2)));
     // `s += i * i` is one integer instruction, and the loop's step and test are one.
     let main_unit = &program.units[program.main as usize];
     let count = |f: fn(&Instr) -> bool| main_unit.code.iter().filter(|i| f(i)).count();

@@ -899,6 +899,25 @@ impl<'p, 'o> Machine<'p, 'o> {
                         let Some(value) = checked_int(*op, x, i64::from(*imm)) else {
                             fail!(self, int_error(*op, x, i64::from(*imm)), pc)
                         };
+                        // A call that meets the callee's base case returns its argument: it
+                        // is a call like any other for the limits, without a frame.
+                        // SAFETY: verified to name an existing unit.
+                        let code = unsafe { program.units.get_unchecked(*callee as usize) };
+                        if let Some((cmp, bound)) = code.base_case
+                            && cmp.ints(value, i64::from(bound))
+                        {
+                            if self.frames.len() > self.limits.max_call_depth {
+                                fail!(self, self.depth_error(), pc);
+                            }
+                            if let Err(error) = self.take_step() {
+                                fail!(self, error, pc);
+                            }
+                            if *dst != NO_SLOT {
+                                set_int(unsafe { reg(regs, *dst) }, value);
+                            }
+                            pc += 1;
+                            continue 'exec;
+                        }
                         // SAFETY: the callee has a parameter (verified).
                         enter!(*callee, *dst, |new_regs: *mut Value, _: *mut Value| {
                             set_int(unsafe { reg(new_regs, 0) }, value)

@@ -229,10 +229,12 @@ impl ProgramBuilder<'_> {
         // Falling off the end returns nothing; jumps past the last statement land here too.
         let end = lowerer.end_span();
         lowerer.emit(Instr::Return { src: None }, end);
+        let n_params = body.params.len() as u32;
         Ok(Unit {
             name,
             def,
-            n_params: body.params.len() as u32,
+            n_params,
+            base_case: Unit::base_case_of(&lowerer.code, n_params),
             n_slots: lowerer.max_slots,
             code: lowerer.code,
             spans: lowerer.spans,
