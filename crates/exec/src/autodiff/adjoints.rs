@@ -1,16 +1,18 @@
-//! The adjoint store of a backward pass: one slot per node, zero-filled on first use.
+//! The adjoint store of a backward pass: one slot per node, zero-filled on first use, and the
+//! [`Adjoint`]s it holds.
 //!
 //! Most adjoints of a scalar program are plain floats, so every node gets one `f64` (8 bytes) and
-//! only the others (tensors, and values tracked by an enclosing level) live in a side pool. The
-//! number slot tells which case holds by NaN-boxing: a signalling-NaN bit pattern marks a node no
-//! gradient has reached, another carries the index of its adjoint in the pool. Arithmetic only
-//! ever produces quiet NaNs, and the store canonicalises any NaN it is given, so a real NaN
-//! adjoint is never mistaken for a marker. Resetting the store between passes is a fill of
-//! numbers, without a destructor to run per node.
+//! only the others (tensors, values tracked by an enclosing level, and [`Uniform`] tensors kept
+//! without their elements) live in a side pool. The number slot tells which case holds by
+//! NaN-boxing: a signalling-NaN bit pattern marks a node no gradient has reached, another carries
+//! the index of its adjoint in the pool. Arithmetic only ever produces quiet NaNs, and the store
+//! canonicalises any NaN it is given, so a real NaN adjoint is never mistaken for a marker.
+//! Resetting the store between passes is a fill of numbers, without a destructor to run per node.
 
 use super::error::AdError;
 use super::tape::Tape;
 use crate::ops;
+use crate::tensor::Tensor;
 use crate::value::Value;
 
 /// A signalling NaN (quiet bit clear) marking a node without an adjoint yet.
@@ -48,11 +50,94 @@ fn canonical(number: f64) -> f64 {
     if number.is_nan() { f64::NAN } else { number }
 }
 
+/// A node's adjoint in a backward pass.
+#[derive(Clone, Debug)]
+pub(crate) enum Adjoint {
+    /// A number, a tensor, or a value tracked by an enclosing level.
+    Value(Value),
+    /// A constant tensor whose elements are all equal, without its elements.
+    Uniform(Uniform),
+}
+
+/// A constant tensor of `shape` whose every element is `value`, held as that number and the
+/// shape: the seed of `backward(y)` for a tensor `y` (ones), and what the rules of sums,
+/// broadcasts, reshapes and other linear maps make of such a gradient. Rules that know it use
+/// the number directly (a contraction drops it, a sum spreads it); the others get the tensor from
+/// [`Uniform::materialise`].
+///
+/// It never depends on anything being differentiated, so it is the same constant at every
+/// level: a rule may take shortcuts with it that would lose derivatives of a tracked gradient.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Uniform {
+    pub(crate) value: f64,
+    pub(crate) shape: Box<[usize]>,
+}
+
+impl Uniform {
+    pub(crate) fn new(value: f64, shape: &[usize]) -> Uniform {
+        Uniform { value, shape: shape.into() }
+    }
+
+    /// The same shape with every element multiplied by `factor`.
+    pub(crate) fn scaled(self, factor: f64) -> Uniform {
+        Uniform { value: self.value * factor, ..self }
+    }
+
+    /// The tensor itself, checked against the allocation limit.
+    pub(crate) fn materialise(&self) -> Result<Value, AdError> {
+        Ok(Value::tensor(Tensor::full(&self.shape, self.value)?))
+    }
+}
+
+impl Adjoint {
+    /// The adjoint as a value, materialising a uniform tensor.
+    pub(crate) fn into_value(self) -> Result<Value, AdError> {
+        match self {
+            Adjoint::Value(value) => Ok(value),
+            Adjoint::Uniform(uniform) => uniform.materialise(),
+        }
+    }
+}
+
+impl From<Value> for Adjoint {
+    fn from(value: Value) -> Adjoint {
+        Adjoint::Value(value)
+    }
+}
+
+impl From<Uniform> for Adjoint {
+    fn from(uniform: Uniform) -> Adjoint {
+        Adjoint::Uniform(uniform)
+    }
+}
+
+/// The sum of two adjoints of one node. Uniform adjoints stay symbolic when the sum is uniform
+/// too, and add as a number to a tensor of their shape instead of being materialised.
+fn sum(t: &mut Tape, a: Adjoint, b: Adjoint) -> Result<Adjoint, AdError> {
+    match (a, b) {
+        (Adjoint::Uniform(a), Adjoint::Uniform(b)) if a.shape == b.shape => {
+            Ok(Adjoint::Uniform(Uniform { value: a.value + b.value, shape: a.shape }))
+        }
+        (Adjoint::Uniform(uniform), Adjoint::Value(value))
+        | (Adjoint::Value(value), Adjoint::Uniform(uniform)) => match value {
+            Value::Float(number) => Ok(Adjoint::Uniform(Uniform {
+                value: number + uniform.value,
+                shape: uniform.shape,
+            })),
+            value if value.is_tensor() && value.shape() == &uniform.shape[..] => {
+                Ok(Adjoint::Value(ops::add(t, value, Value::Float(uniform.value))?))
+            }
+            value => Ok(Adjoint::Value(ops::add(t, value, uniform.materialise()?)?)),
+        },
+        (a, b) => Ok(Adjoint::Value(ops::add(t, a.into_value()?, b.into_value()?)?)),
+    }
+}
+
 /// One adjoint per node of a recording, up to the node the pass started from.
 #[derive(Debug, Default)]
 pub(crate) struct Adjoints {
     numbers: Vec<f64>,
-    pool: Vec<Value>,
+    pool: Vec<Adjoint>,
 }
 
 impl Adjoints {
@@ -86,33 +171,31 @@ impl Adjoints {
     }
 
     /// The adjoint of node `index`, if any gradient reached it.
-    pub(crate) fn get(&self, index: usize) -> Option<Value> {
+    pub(crate) fn get(&self, index: usize) -> Option<Adjoint> {
         match decode(self.number(index)) {
             Slot::Absent => None,
-            Slot::Number(number) => Some(Value::Float(number)),
+            Slot::Number(number) => Some(Adjoint::Value(Value::Float(number))),
             Slot::Pooled(position) => self.pool.get(position).cloned(),
         }
     }
 
     /// Moves the adjoint of node `index` out, leaving the node without one.
-    pub(crate) fn take(&mut self, index: usize) -> Option<Value> {
+    pub(crate) fn take(&mut self, index: usize) -> Option<Adjoint> {
         let slot = self.numbers.get_mut(index)?;
         let taken = match decode(*slot) {
             Slot::Absent => None,
-            Slot::Number(number) => Some(Value::Float(number)),
-            Slot::Pooled(position) => {
-                self.pool.get_mut(position).map(|value| std::mem::replace(value, Value::Int(0)))
-            }
+            Slot::Number(number) => Some(Adjoint::Value(Value::Float(number))),
+            Slot::Pooled(position) => self.pool.get_mut(position).map(take_pooled),
         };
         *slot = f64::from_bits(ABSENT);
         taken
     }
 
     /// Sets the adjoint of a node that has none.
-    pub(crate) fn set(&mut self, index: usize, value: Value) -> Result<(), AdError> {
+    pub(crate) fn set(&mut self, index: usize, adjoint: Adjoint) -> Result<(), AdError> {
         let slot = self.numbers.get_mut(index).ok_or_else(missing_node)?;
-        match value {
-            Value::Float(number) => *slot = canonical(number),
+        match adjoint {
+            Adjoint::Value(Value::Float(number)) => *slot = canonical(number),
             other => {
                 let position = self.pool.len() as u64;
                 if position > INDEX_MASK {
@@ -142,7 +225,7 @@ impl Adjoints {
         match decode(current) {
             Slot::Absent => *slot = canonical(value),
             Slot::Number(_) => {}
-            Slot::Pooled(_) => self.add(t, index, Value::Float(value))?,
+            Slot::Pooled(_) => self.add(t, index, Adjoint::Value(Value::Float(value)))?,
         }
         Ok(())
     }
@@ -152,36 +235,37 @@ impl Adjoints {
         &mut self,
         t: &mut Tape,
         index: usize,
-        contribution: Value,
+        contribution: Adjoint,
     ) -> Result<(), AdError> {
         let current = *self.numbers.get(index).ok_or_else(missing_node)?;
         match (decode(current), contribution) {
             (Slot::Absent, contribution) => self.set(index, contribution),
-            (Slot::Number(number), Value::Float(value)) => {
+            (Slot::Number(number), Adjoint::Value(Value::Float(value))) => {
                 self.numbers[index] = canonical(number + value);
                 Ok(())
             }
             (Slot::Number(number), contribution) => {
-                let sum = ops::add(t, Value::Float(number), contribution)?;
+                let sum = sum(t, Adjoint::Value(Value::Float(number)), contribution)?;
                 self.numbers[index] = f64::from_bits(ABSENT);
                 self.set(index, sum)
             }
             (Slot::Pooled(position), contribution) => {
-                let previous = self
-                    .pool
-                    .get_mut(position)
-                    .map(|value| std::mem::replace(value, Value::Int(0)))
-                    .ok_or_else(missing_node)?;
-                let sum = ops::add(t, previous, contribution)?;
-                match sum {
+                let previous =
+                    self.pool.get_mut(position).map(take_pooled).ok_or_else(missing_node)?;
+                match sum(t, previous, contribution)? {
                     // A float sum goes back to the number slot; its pool entry stays unused.
-                    Value::Float(number) => self.numbers[index] = canonical(number),
+                    Adjoint::Value(Value::Float(number)) => self.numbers[index] = canonical(number),
                     sum => self.pool[position] = sum,
                 }
                 Ok(())
             }
         }
     }
+}
+
+/// Moves a pooled adjoint out, leaving a placeholder nothing reads.
+fn take_pooled(adjoint: &mut Adjoint) -> Adjoint {
+    std::mem::replace(adjoint, Adjoint::Value(Value::Int(0)))
 }
 
 fn missing_node() -> AdError {
@@ -192,6 +276,15 @@ fn missing_node() -> AdError {
 mod tests {
     use super::*;
 
+    /// The adjoint of node `index` as a value (a uniform one materialised).
+    fn value(store: &Adjoints, index: usize) -> Option<Value> {
+        store.get(index).map(|adjoint| adjoint.into_value().unwrap())
+    }
+
+    fn numbers(value: Option<Value>) -> Vec<f64> {
+        value.and_then(|value| value.as_tensor().map(Tensor::to_vec)).unwrap()
+    }
+
     #[test]
     fn numbers_markers_and_pooled_values() {
         let mut tape = Tape::new();
@@ -200,15 +293,40 @@ mod tests {
         assert!(store.get(0).is_none());
         store.add_number(&mut tape, 0, 1.5).unwrap();
         store.add_number(&mut tape, 0, 2.0).unwrap();
-        assert!(matches!(store.get(0), Some(Value::Float(x)) if x == 3.5));
-        store.add(&mut tape, 1, Value::tensor(crate::tensor::Tensor::vector(vec![1.0]))).unwrap();
-        store.add(&mut tape, 1, Value::Float(2.0)).unwrap();
-        assert_eq!(store.get(1).unwrap().as_tensor().unwrap().to_vec(), [3.0]);
+        assert!(matches!(value(&store, 0), Some(Value::Float(x)) if x == 3.5));
+        store.add(&mut tape, 1, Value::tensor(Tensor::vector(vec![1.0])).into()).unwrap();
+        store.add(&mut tape, 1, Value::Float(2.0).into()).unwrap();
+        assert_eq!(numbers(value(&store, 1)), [3.0]);
         // NaN adjoints are values, never markers.
         store.add_number(&mut tape, 2, f64::from_bits(ABSENT)).unwrap();
-        assert!(matches!(store.get(2), Some(Value::Float(x)) if x.is_nan()));
+        assert!(matches!(value(&store, 2), Some(Value::Float(x)) if x.is_nan()));
         assert!(store.take(1).is_some() && store.get(1).is_none());
         store.reset(2);
         assert!(store.get(0).is_none() && store.get(1).is_none());
+    }
+
+    #[test]
+    fn uniform_adjoints_stay_symbolic_until_a_sum_is_not_uniform() {
+        let mut tape = Tape::new();
+        let mut store = Adjoints::default();
+        store.reset(3);
+        // Uniform plus uniform, and plus a number, is uniform.
+        store.add(&mut tape, 0, Uniform::new(1.5, &[2, 2]).into()).unwrap();
+        store.add(&mut tape, 0, Uniform::new(2.0, &[2, 2]).into()).unwrap();
+        store.add_number(&mut tape, 0, 0.5).unwrap();
+        assert!(
+            matches!(store.get(0), Some(Adjoint::Uniform(u)) if u == Uniform::new(4.0, &[2, 2]))
+        );
+        // Plus a tensor of its shape, it adds as a number; of another shape, it broadcasts.
+        store.add(&mut tape, 0, Value::tensor(Tensor::vector(vec![1.0, 2.0])).into()).unwrap();
+        assert_eq!(numbers(value(&store, 0)), [5.0, 6.0, 5.0, 6.0]);
+        store.add(&mut tape, 1, Value::tensor(Tensor::vector(vec![1.0, 2.0])).into()).unwrap();
+        store.add(&mut tape, 1, Uniform::new(-1.0, &[2]).into()).unwrap();
+        assert_eq!(numbers(value(&store, 1)), [0.0, 1.0]);
+        // A number slot that receives a uniform becomes uniform; shapes that differ broadcast.
+        store.add_number(&mut tape, 2, 1.0).unwrap();
+        store.add(&mut tape, 2, Uniform::new(2.0, &[1, 3]).into()).unwrap();
+        store.add(&mut tape, 2, Uniform::new(0.5, &[2, 1]).into()).unwrap();
+        assert_eq!(numbers(store.take(2).map(|adjoint| adjoint.into_value().unwrap())), [3.5; 6]);
     }
 }

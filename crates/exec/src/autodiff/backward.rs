@@ -9,6 +9,14 @@
 //! level is recording (a nested transform, or the program tape under a transform), the backward
 //! pass is itself recorded there, which is what makes derivatives of every order right.
 //!
+//! An adjoint is a value or a [`Uniform`] tensor (one number and a shape; see `adjoints`).
+//! `backward(y)` of a tensor `y` seeds one, and a plain number through a sum or mean over every
+//! element makes one; it is a constant, so its rules may drop it where a tracked gradient would
+//! have to stay in the recorded pass. A contraction contracts its other operands alone
+//! ([`crate::einsum::Contraction::uniform_gradient`]); sums, means, broadcasts, reshapes,
+//! transposes, negation and additions map it to another uniform adjoint; the other element-wise
+//! rules multiply by its number instead of by a tensor of it. Every other rule gets the tensor.
+//!
 //! Decisions at kinks and ties, shared with the scalar fast path in `ops::scalar`:
 //! - `abs'(0) = 0`, `relu'(0) = 0`; `pow(x, y)` has `d/dx = 0` where `y == 0` and `d/dy = 0`
 //!   where `x == 0` (PyTorch and JAX do the same).
@@ -30,7 +38,7 @@
 
 use std::rc::Rc;
 
-use super::adjoints::Adjoints;
+use super::adjoints::{Adjoint, Adjoints, Uniform};
 use super::error::{AdError, AdErrorKind};
 use super::op::{ALL_AXES, Arg, Extra, IndexRecord, Kind, Op, Rec, RecStore, Records};
 use super::tape::Tape;
@@ -54,7 +62,7 @@ pub(crate) fn backward_pass(
     t: &mut Tape,
     records: &Records,
     output: usize,
-    seed: Value,
+    seed: Adjoint,
     keep: Keep,
     adjoints: &mut Adjoints,
 ) -> Result<(), AdError> {
@@ -121,7 +129,7 @@ pub(crate) fn backward_pass(
 /// A node's adjoint for its rule, if any gradient reached it: moved out when only the leaves'
 /// adjoints are kept (so the rule may overwrite it), cloned otherwise.
 #[inline]
-fn gradient(adjoints: &mut Adjoints, index: usize, keep: Keep) -> Option<Value> {
+fn gradient(adjoints: &mut Adjoints, index: usize, keep: Keep) -> Option<Adjoint> {
     match keep {
         Keep::Everything => adjoints.get(index),
         Keep::Leaves => adjoints.take(index),
@@ -133,14 +141,17 @@ fn accumulate_scaled(
     t: &mut Tape,
     adjoints: &mut Adjoints,
     index: u32,
-    gradient: Value,
+    gradient: Adjoint,
     derivative: f64,
 ) -> Result<(), AdError> {
     match gradient {
-        Value::Float(g) => adjoints.add_number(t, index as usize, g * derivative),
-        gradient => {
+        Adjoint::Value(Value::Float(g)) => adjoints.add_number(t, index as usize, g * derivative),
+        Adjoint::Value(gradient) => {
             let contribution = ops::mul(t, gradient, Value::Float(derivative))?;
-            adjoints.add(t, index as usize, contribution)
+            accumulate(t, adjoints, index as usize, contribution)
+        }
+        Adjoint::Uniform(gradient) => {
+            accumulate(t, adjoints, index as usize, gradient.scaled(derivative))
         }
     }
 }
@@ -150,18 +161,18 @@ fn accumulate(
     t: &mut Tape,
     adjoints: &mut Adjoints,
     index: usize,
-    contribution: Value,
+    contribution: impl Into<Adjoint>,
 ) -> Result<(), AdError> {
-    adjoints.add(t, index, contribution)
+    adjoints.add(t, index, contribution.into())
 }
 
 /// Adds the contribution computed by `rule` to `arg`'s adjoint when `arg` is tracked, and skips
 /// the computation for a constant operand.
-fn accumulate_arg(
+fn accumulate_arg<A: Into<Adjoint>>(
     t: &mut Tape,
     adjoints: &mut Adjoints,
     arg: Arg,
-    rule: impl FnOnce(&mut Tape) -> Result<Value, AdError>,
+    rule: impl FnOnce(&mut Tape) -> Result<A, AdError>,
 ) -> Result<(), AdError> {
     match arg.index() {
         Some(index) => {
@@ -189,6 +200,55 @@ fn unbroadcast(t: &mut Tape, g: Value, kind: &Kind) -> Result<Value, AdError> {
         Kind::Tensor(shape) if g.shape() == &shape[..] => Ok(g),
         Kind::Tensor(shape) => ops::sum_to_shape(t, g, shape),
     }
+}
+
+/// The input gradient of a sum or mean (over every element, or along `axis`) of an input of
+/// `shape`, when every element of the output's gradient is the constant `value`: that value, or
+/// its share of the mean, at every element; `None` for the other reductions.
+fn spread(op: ReduceOp, value: f64, shape: &[usize], axis: Option<usize>) -> Option<Uniform> {
+    let count = match axis {
+        None => shape.iter().product(),
+        Some(axis) => shape.get(axis).copied().unwrap_or(1),
+    };
+    match op {
+        ReduceOp::Sum => Some(Uniform::new(value, shape)),
+        // Element counts convert to `f64` exactly.
+        ReduceOp::Mean => Some(Uniform::new(value / count as f64, shape)),
+        _ => None,
+    }
+}
+
+/// A uniform gradient converted to an operand's kind (a reshape of it).
+fn uniform_of_kind(value: f64, kind: &Kind) -> Adjoint {
+    match kind {
+        Kind::Float => Adjoint::Value(Value::Float(value)),
+        Kind::Tensor(shape) => Adjoint::Uniform(Uniform::new(value, shape)),
+    }
+}
+
+/// [`unbroadcast`] for a uniform gradient: each element of the operand received the gradient of
+/// as many output elements as broadcasting made of it, so the sum is uniform again.
+fn unbroadcast_uniform(g: &Uniform, kind: &Kind) -> Result<Adjoint, AdError> {
+    let shape = kind.shape();
+    let mismatch = || {
+        let (from, to) = (shape.to_vec(), g.shape.to_vec());
+        AdError::from(tensor::TensorError::BroadcastTo { from, to })
+    };
+    let leading = g.shape.len().checked_sub(shape.len()).ok_or_else(mismatch)?;
+    let mut copies: f64 = g.shape[..leading].iter().map(|&extent| extent as f64).product();
+    for (&target, &actual) in shape.iter().zip(&g.shape[leading..]) {
+        match (target, actual) {
+            (a, b) if a == b => {}
+            (1, b) => copies *= b as f64,
+            _ => return Err(mismatch()),
+        }
+    }
+    Ok(uniform_of_kind(g.value * copies, kind))
+}
+
+/// Whether a kind is a tensor of `shape`.
+fn is_tensor_of(kind: &Kind, shape: &[usize]) -> bool {
+    matches!(kind, Kind::Tensor(own) if **own == *shape)
 }
 
 /// An index list that selects `range` along `axis` and everything along the axes before it.
@@ -221,6 +281,20 @@ fn index_record(records: &Records, slot: u32) -> Result<&IndexRecord, AdError> {
 
 /// One rule per recorded operation: adds the operation's input adjoints given its output's.
 fn pullback(
+    t: &mut Tape,
+    records: &Records,
+    op: &Op,
+    g: Adjoint,
+    adjoints: &mut Adjoints,
+) -> Result<(), AdError> {
+    match g {
+        Adjoint::Value(g) => pullback_value(t, records, op, g, adjoints),
+        Adjoint::Uniform(g) => pullback_uniform(t, records, op, g, adjoints),
+    }
+}
+
+/// The rules for an output adjoint that is a value.
+fn pullback_value(
     t: &mut Tape,
     records: &Records,
     op: &Op,
@@ -257,8 +331,15 @@ fn pullback(
         }
         Op::Reduce { op, x, axis, values } => {
             let input = records.value(*values, 0)?.clone();
-            let output = records.value(*values, 1)?.clone();
             let axis = (*axis != ALL_AXES).then_some(*axis as usize);
+            // A plain number is a constant: a sum or mean over every element spreads it evenly,
+            // and what it spreads is kept uniform.
+            if let (Value::Float(value), None) = (&g, axis)
+                && let Some(spread) = spread(*op, *value, input.shape(), None)
+            {
+                return accumulate(t, adjoints, *x as usize, spread);
+            }
+            let output = records.value(*values, 1)?.clone();
             let contribution = reduce_rule(t, *op, input, output, axis, g)?;
             accumulate(t, adjoints, *x as usize, contribution)
         }
@@ -426,41 +507,146 @@ fn pullback(
             let contribution = cholesky_rule(t, factor, g)?;
             accumulate(t, adjoints, *x as usize, contribution)
         }
-        Op::Einsum { extra } => {
-            let Extra::Einsum(record) = records.extra(*extra)? else { return Err(wrong_extra()) };
-            let count = record.args.len();
-            // A constant uniform gradient drops out of the gradient contractions (see
-            // `einsum::backward`); a tracked one stays, so that an outer level can differentiate
-            // the result with respect to it.
-            let needed = record.args.iter().any(|arg| arg.index().is_some());
-            let uniform = match &g {
-                _ if !needed => None,
-                Value::Float(value) => Some(*value),
-                Value::Tensor(tensor) => crate::einsum::uniform_value(&tensor.view()),
-                _ => None,
-            };
-            for (position, &arg) in record.args.iter().enumerate() {
-                accumulate_arg(t, adjoints, arg, |t| {
-                    let mut operands = Vec::with_capacity(count);
-                    let gradient = Rc::new(match uniform {
-                        Some(value) => {
-                            record.contraction.uniform_gradient(position, value, g.shape())?
-                        }
-                        None => {
-                            operands.push(g.clone());
-                            record.contraction.gradient(position)?
-                        }
-                    });
-                    for other in (0..count).filter(|&other| other != position) {
-                        operands.push(records.value(record.values, other)?.clone());
-                    }
-                    let shape = records.value(record.values, position)?.shape().to_vec();
-                    ops::contract(t, &gradient, operands, Some(&shape))
-                })?;
-            }
-            Ok(())
-        }
+        Op::Einsum { extra } => einsum_rule(t, records, *extra, Adjoint::Value(g), adjoints),
     }
+}
+
+/// The rules for a [`Uniform`] output adjoint, where they are cheaper than with the tensor (see
+/// the module documentation); every other operation gets the tensor.
+fn pullback_uniform(
+    t: &mut Tape,
+    records: &Records,
+    op: &Op,
+    g: Uniform,
+    adjoints: &mut Adjoints,
+) -> Result<(), AdError> {
+    let value = g.value;
+    match op {
+        Op::Einsum { extra } => einsum_rule(t, records, *extra, Adjoint::Uniform(g), adjoints),
+        Op::Reduce { op: reduction, x, axis, values } if *axis != ALL_AXES => {
+            let shape = records.value(*values, 0)?.shape();
+            match spread(*reduction, value, shape, Some(*axis as usize)) {
+                Some(spread) => accumulate(t, adjoints, *x as usize, spread),
+                None => pullback_value(t, records, op, g.materialise()?, adjoints),
+            }
+        }
+        Op::Reshape { x, kinds } | Op::ToFloat { x, kinds } => {
+            let contribution = uniform_of_kind(value, records.kind(*kinds, 0)?);
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::ToTensor { x } => accumulate(t, adjoints, *x as usize, Value::Float(value)),
+        Op::Transpose { x } => {
+            let reversed: Vec<usize> = g.shape.iter().rev().copied().collect();
+            accumulate(t, adjoints, *x as usize, Uniform::new(value, &reversed))
+        }
+        Op::Permute { x, extra } => {
+            let Extra::Axes(axes) = records.extra(*extra)? else { return Err(wrong_extra()) };
+            // Axis `i` of the output is axis `axes[i]` of the input.
+            let mut shape = vec![0; axes.len()];
+            for (&axis, &extent) in axes.iter().zip(&g.shape) {
+                if let Some(slot) = shape.get_mut(axis) {
+                    *slot = extent;
+                }
+            }
+            accumulate(t, adjoints, *x as usize, Uniform::new(value, &shape))
+        }
+        Op::BroadcastTo { x, kinds } => {
+            let contribution = unbroadcast_uniform(&g, records.kind(*kinds, 0)?)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::SumToShape { x, kinds } => {
+            let shape = records.kind(*kinds, 0)?.shape();
+            accumulate(t, adjoints, *x as usize, Uniform::new(value, shape))
+        }
+        Op::Unary { op: UnaryOp::Neg, x, .. } => {
+            accumulate(t, adjoints, *x as usize, g.scaled(-1.0))
+        }
+        Op::Unary { op: unary, x, values } => {
+            let input = records.value(*values, 0)?.clone();
+            let output = records.value(*values, 1)?.clone();
+            match input.is_tensor() && input.shape() == &g.shape[..] {
+                // Every other rule multiplies or divides the gradient by a function of the saved
+                // input or output, which has the output's shape: a number scales it instead of
+                // a tensor of ones.
+                true => {
+                    let contribution = unary_rule(t, *unary, Value::Float(value), input, output)?;
+                    accumulate(t, adjoints, *x as usize, contribution)
+                }
+                false => pullback_value(t, records, op, g.materialise()?, adjoints),
+            }
+        }
+        Op::Binary { op: binary, lhs, rhs, values, kinds } => {
+            let kinds = [records.kind(*kinds, 0)?, records.kind(*kinds, 1)?];
+            match binary {
+                BinaryOp::Add | BinaryOp::Sub => {
+                    let sign = match binary {
+                        BinaryOp::Add => 1.0,
+                        _ => -1.0,
+                    };
+                    accumulate_arg(t, adjoints, *lhs, |_| unbroadcast_uniform(&g, kinds[0]))?;
+                    accumulate_arg(t, adjoints, *rhs, |_| {
+                        unbroadcast_uniform(&g.clone().scaled(sign), kinds[1])
+                    })
+                }
+                // With both operands of the output's shape, every term of the rule has it too:
+                // a number scales them instead of a tensor of ones, and nothing is summed back.
+                _ if kinds.iter().all(|kind| is_tensor_of(kind, &g.shape)) => {
+                    let g = Value::Float(value);
+                    binary_rule(t, records, *binary, [*lhs, *rhs], *values, kinds, g, adjoints)
+                }
+                _ => pullback_value(t, records, op, g.materialise()?, adjoints),
+            }
+        }
+        _ => pullback_value(t, records, op, g.materialise()?, adjoints),
+    }
+}
+
+/// The gradient of a contraction's operands from the output's gradient `g`.
+fn einsum_rule(
+    t: &mut Tape,
+    records: &Records,
+    extra: u32,
+    g: Adjoint,
+    adjoints: &mut Adjoints,
+) -> Result<(), AdError> {
+    let Extra::Einsum(record) = records.extra(extra)? else { return Err(wrong_extra()) };
+    if record.args.iter().all(|arg| arg.index().is_none()) {
+        return Ok(());
+    }
+    let count = record.args.len();
+    // A constant uniform gradient drops out of the gradient contractions (see
+    // `einsum::backward`); a tracked one stays, so that an outer level can differentiate the
+    // result with respect to it. A plain tensor is read to find out whether it is uniform.
+    let g = match g {
+        Adjoint::Value(Value::Float(value)) => Adjoint::Uniform(Uniform::new(value, &[])),
+        Adjoint::Value(Value::Tensor(tensor)) => {
+            match crate::einsum::uniform_value(&tensor.view()) {
+                Some(value) => Adjoint::Uniform(Uniform::new(value, tensor.shape())),
+                None => Adjoint::Value(Value::Tensor(tensor)),
+            }
+        }
+        g => g,
+    };
+    for (position, &arg) in record.args.iter().enumerate() {
+        accumulate_arg(t, adjoints, arg, |t| {
+            let mut operands = Vec::with_capacity(count);
+            let gradient = Rc::new(match &g {
+                Adjoint::Uniform(uniform) => {
+                    record.contraction.uniform_gradient(position, uniform.value, &uniform.shape)?
+                }
+                Adjoint::Value(g) => {
+                    operands.push(g.clone());
+                    record.contraction.gradient(position)?
+                }
+            });
+            for other in (0..count).filter(|&other| other != position) {
+                operands.push(records.value(record.values, other)?.clone());
+            }
+            let shape = records.value(record.values, position)?.shape().to_vec();
+            ops::contract(t, &gradient, operands, Some(&shape))
+        })?;
+    }
+    Ok(())
 }
 
 /// The input gradient of an element-wise function, from the saved input `x` and output `y`.

@@ -25,7 +25,7 @@
 
 use std::rc::Rc;
 
-use super::adjoints::Adjoints;
+use super::adjoints::{Adjoint, Adjoints, Uniform};
 use super::backward::{Keep, backward_pass};
 use super::error::{AdError, AdErrorKind};
 use super::op::{Arg, Extra, Kind, Op, Rec, RecStore, Records, Slot};
@@ -41,7 +41,7 @@ struct Gradients {
 }
 
 impl Gradients {
-    fn get(&self, serial: u64) -> Option<Value> {
+    fn get(&self, serial: u64) -> Option<Adjoint> {
         let index = usize::try_from(serial.checked_sub(self.base)?).ok()?;
         if index >= self.adjoints.len() {
             return None;
@@ -232,6 +232,10 @@ impl Tape {
     /// on the program tape since the last release, keeps every node's gradient for `grad(x)`
     /// (replacing the previous ones), and releases the graph.
     ///
+    /// The seed, ones of `y`'s shape, is a [`Uniform`] adjoint: a tensor `y` can be as large as
+    /// the forward pass allows, and the rules that know a uniform gradient (contractions, sums,
+    /// broadcasts, element-wise operations) never need its elements.
+    ///
     /// It runs only at the program level: inside a transform it is an error, because the values
     /// there are functions of the transform's argument and a program-level gradient of them would
     /// silently mix the two levels. A `y` that depends on no `var` is an error, as in PyTorch: it
@@ -246,7 +250,10 @@ impl Tape {
         let Some(node) = program_node(y).filter(|&node| self.is_live(node)) else {
             return Err(AdErrorKind::BackwardWithoutVar.into());
         };
-        let seed = ones_like(y)?;
+        let seed = match y.primal() {
+            Primal::Tensor(tensor) => Adjoint::Uniform(Uniform::new(1.0, tensor.shape())),
+            _ => Adjoint::Value(Value::Float(1.0)),
+        };
         let mut records = std::mem::take(&mut self.levels[0]);
         let base = records.base;
         self.levels[0].base = base + records.ops.len() as u64;
@@ -283,7 +290,7 @@ impl Tape {
             })
         });
         match found {
-            Some(gradient) => Ok(gradient),
+            Some(gradient) => gradient.into_value(),
             None => zeros_like(x),
         }
     }
@@ -834,6 +841,7 @@ pub(crate) fn zeros_like(value: &Value) -> Result<Value, AdError> {
 mod tests {
     use super::*;
     use crate::ops;
+    use crate::tensor::ReduceOp;
 
     #[test]
     fn two_input_records_may_straddle_chunks() {
@@ -885,6 +893,36 @@ mod tests {
         tape.backward(&Value::TrackedFloat { value: 0.0, node: q }).unwrap();
         let dx = tape.grad_of(&x).unwrap().as_f64();
         assert_eq!(dx, Some(2.0 * expected));
+    }
+
+    #[test]
+    fn the_seed_of_a_tensor_and_its_sums_stay_uniform() {
+        // backward(rows) with rows = sum(T, axis 0) and T a contraction: neither the seed nor
+        // T's adjoint is ever a tensor of ones, and the contraction's rule needs neither.
+        let mut tape = Tape::new();
+        let x =
+            Value::tensor(Tensor::from_vec(&[2, 3], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap());
+        let x = tape.leaf(x).unwrap();
+        let contraction = Rc::new(crate::einsum::Contraction::from_spec("ij,ik->ijk").unwrap());
+        let product = ops::einsum(&mut tape, &contraction, vec![x.clone(), x.clone()]).unwrap();
+        let rows = ops::reduce(&mut tape, ReduceOp::Sum, product.clone(), Some(0)).unwrap();
+        tape.backward(&rows).unwrap();
+        let gradients = tape.gradients.as_ref().unwrap();
+        let adjoint = |value: &Value| gradients.get(program_node(value).unwrap().serial());
+        let ones = |value: &Value, shape: &[usize]| match adjoint(value) {
+            Some(Adjoint::Uniform(uniform)) => uniform == Uniform::new(1.0, shape),
+            _ => false,
+        };
+        assert!(ones(&rows, &[3, 3]), "{:?}", adjoint(&rows));
+        assert!(ones(&product, &[2, 3, 3]), "{:?}", adjoint(&product));
+        // sum_ijk x_ij x_ik = sum_i (sum_j x_ij)^2: d/dx_ij is twice row i's sum.
+        let expected = vec![12.0, 12.0, 12.0, 30.0, 30.0, 30.0];
+        let gradient = tape.grad_of(&x).unwrap();
+        assert_eq!(gradient.as_tensor().map(Tensor::to_vec), Some(expected));
+        assert_eq!(
+            tape.grad_of(&product).unwrap().as_tensor().map(Tensor::to_vec),
+            Some(vec![1.0; 18])
+        );
     }
 
     #[test]

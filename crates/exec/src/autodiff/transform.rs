@@ -19,6 +19,7 @@
 //! The callback receives the caller's context (the interpreter) so that it can run a Nabla
 //! function; [`AdContext`] is how the drivers reach the tape inside that context.
 
+use super::adjoints::Adjoint;
 use super::backward::{Keep, backward_pass};
 use super::error::{AdError, AdErrorKind};
 use super::op::Records;
@@ -109,10 +110,12 @@ fn leaf_adjoint(
     seed: Value,
 ) -> Result<Option<Value>, AdError> {
     let mut adjoints = tape.take_store();
-    let result = backward_pass(tape, &traced.records, output, seed, Keep::Leaves, &mut adjoints);
+    let result =
+        backward_pass(tape, &traced.records, output, seed.into(), Keep::Leaves, &mut adjoints);
     let adjoint = adjoints.take(traced.leaf);
     tape.give_store(adjoints);
-    result.map(|()| adjoint)
+    result?;
+    adjoint.map(Adjoint::into_value).transpose()
 }
 
 /// Checks that a function's result is a single number and returns the seed `1` of its type.
@@ -215,11 +218,13 @@ where
     let result = (|| {
         let Some(output) = transposed else { return Ok(None) };
         let mut adjoints = tape.take_store();
-        let result = backward_pass(tape, &records, output, tangent, Keep::Leaves, &mut adjoints);
+        let result =
+            backward_pass(tape, &records, output, tangent.into(), Keep::Leaves, &mut adjoints);
         // The cotangent leaf is the first record of the outer level.
         let adjoint = adjoints.take(0);
         tape.give_store(adjoints);
-        result.map(|()| adjoint)
+        result?;
+        adjoint.map(Adjoint::into_value).transpose()
     })();
     tape.recycle(outer, records);
     Ok(result?.unwrap_or(zeros))

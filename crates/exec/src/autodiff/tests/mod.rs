@@ -9,6 +9,7 @@ mod higher;
 mod primitives;
 mod program;
 mod programs;
+mod tensor_seeds;
 
 use super::{AdError, GradcheckConfig, Tape, grad, gradcheck, hessian};
 use crate::ops;
