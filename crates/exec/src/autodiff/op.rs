@@ -210,7 +210,7 @@ impl RecStore {
     }
 
     /// Forgets the last record.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn pop(&mut self) {
         if let Some(last) = self.len.checked_sub(1)
             && let Some(chunk) = self.chunks.get_mut(last >> Self::CHUNK_BITS)

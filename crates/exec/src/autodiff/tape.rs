@@ -558,7 +558,7 @@ impl Tape {
     /// `a + b cos x`, instead of four. Fusion is skipped when the inputs would be more than two;
     /// inputs that appear twice are merged. The common cases are rewritten in place here, the
     /// others in [`Tape::fuse_general`].
-    #[inline]
+    #[inline(always)]
     pub(crate) fn fuse1(&mut self, term: Term) -> Result<NodeRef, AdError> {
         let level = term.node.level();
         if let Some(records) = self.levels.get_mut(level) {
@@ -584,7 +584,7 @@ impl Tape {
     }
 
     /// [`Tape::fuse1`] for a function of two live scalars of one level.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn fuse2(&mut self, a: Term, b: Term) -> Result<NodeRef, AdError> {
         let level = a.node.level();
         if let Some(records) = self.levels.get_mut(level) {

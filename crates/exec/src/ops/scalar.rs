@@ -37,7 +37,7 @@ pub(crate) fn unary_with_derivative(op: UnaryOp, x: f64) -> (f64, f64) {
 }
 
 /// `op(x, y)` and its partial derivatives, for the arithmetic operators (not comparisons).
-#[inline]
+#[inline(always)]
 pub(crate) fn binary_with_partials(op: BinaryOp, x: f64, y: f64) -> (f64, f64, f64) {
     let z = op.apply(x, y);
     let (dx, dy) = match op {
