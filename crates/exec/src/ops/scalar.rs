@@ -39,7 +39,15 @@ pub(crate) fn unary_with_derivative(op: UnaryOp, x: f64) -> (f64, f64) {
 /// `op(x, y)` and its partial derivatives, for the arithmetic operators (not comparisons).
 #[inline(always)]
 pub(crate) fn binary_with_partials(op: BinaryOp, x: f64, y: f64) -> (f64, f64, f64) {
-    let z = op.apply(x, y);
+    // The four arithmetic operators are written out (as `BinaryOp::apply` computes them), so
+    // that they and their partials take one branch on `op`.
+    let z = match op {
+        BinaryOp::Add => x + y,
+        BinaryOp::Sub => x - y,
+        BinaryOp::Mul => x * y,
+        BinaryOp::Div => x / y,
+        _ => op.apply(x, y),
+    };
     let (dx, dy) = match op {
         BinaryOp::Add => (1.0, 1.0),
         BinaryOp::Sub => (1.0, -1.0),
