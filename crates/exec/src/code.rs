@@ -15,7 +15,7 @@ use std::rc::Rc;
 
 use hir::{DefId, RelSpan, TransformOp};
 
-use crate::einsum::Contraction;
+use crate::einsum::{Contraction, EinsumSpec};
 use crate::tensor::{BinaryOp, ReduceOp, UnaryOp};
 use crate::value::Value;
 
@@ -339,6 +339,12 @@ pub enum BuiltinCall {
     },
     Einsum {
         contraction: Rc<Contraction>,
+        operands: Box<[Operand]>,
+    },
+    /// An `einsum` whose spec has `...` in an operand: expanded for the operands' ranks on each
+    /// call.
+    EinsumEllipsis {
+        spec: Rc<EinsumSpec>,
         operands: Box<[Operand]>,
     },
     /// A tensor literal whose rows are tensors: stacked along a new first axis.

@@ -6,6 +6,7 @@
 
 mod builtin;
 mod call;
+mod einsum;
 mod expr;
 mod index_stmt;
 

@@ -165,6 +165,18 @@ mod tests {
     }
 
     #[test]
+    fn einsum_with_an_ellipsis_shows_the_broadcast_shape() {
+        check(
+            "Tensor a[5][1][3][4];\nTensor b[2][4][6];\nprint(einsum(\"...ij,...jk->...ik\", a, b $0));\n",
+            expect![[r#"
+                einsum("...ij,...jk->...ik", a, b )
+                ```nabla
+                Tensor[5][2][3][6]
+                ```"#]],
+        );
+    }
+
+    #[test]
     fn parameter_with_shape_variables() {
         check(
             "function float mse(Tensor pred[n][1], Tensor y[n][1]) {\n    return sum(pred$0 - y) / n;\n}\n",

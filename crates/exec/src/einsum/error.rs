@@ -20,6 +20,14 @@ pub struct LabelSite {
     pub extent: usize,
 }
 
+/// The axes one operand's `...` stands for, and the extent of the one that does not broadcast.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EllipsisSite {
+    pub operand: usize,
+    pub shape: Vec<usize>,
+    pub extent: usize,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum EinsumError {
     /// A character of an `einsum` spec that is neither a label, `,`, `->` nor whitespace.
@@ -27,9 +35,41 @@ pub enum EinsumError {
         character: char,
         position: usize,
     },
-    /// An `einsum` spec uses NumPy's ellipsis, which Nabla does not support.
+    /// A spec with NumPy's ellipsis given where a fixed contraction is needed
+    /// ([`Contraction::from_spec`](super::Contraction::from_spec)): what `...` stands for depends
+    /// on the operands' ranks, so [`EinsumSpec::expand`](super::EinsumSpec::expand) must expand it.
     Ellipsis {
         position: usize,
+    },
+    /// A `.` of an `einsum` spec that is not part of an ellipsis `...`.
+    StrayDot {
+        position: usize,
+    },
+    /// A second `...` in one operand's labels or in the output's.
+    RepeatedEllipsis {
+        place: Place,
+        position: usize,
+    },
+    /// An operand with `...` whose tensor has fewer axes than the labels beside the `...`.
+    EllipsisRank {
+        operand: usize,
+        labels: usize,
+        rank: usize,
+    },
+    /// Two operands whose `...` axes do not broadcast together.
+    EllipsisBroadcast {
+        first: EllipsisSite,
+        second: EllipsisSite,
+    },
+    /// An explicit output without `...` while the operands' `...` stands for some axes (NumPy
+    /// refuses this rather than summing them).
+    OutputEllipsisMissing {
+        shape: Vec<usize>,
+    },
+    /// More labels than there are ASCII letters, counting one per axis `...` stands for.
+    TooManyLabels {
+        letters: usize,
+        ellipsis_axes: usize,
     },
     /// An `einsum` spec with a second `->`.
     MultipleArrows {
@@ -93,6 +133,10 @@ fn plural(count: usize, noun: &str) -> String {
     if count == 1 { format!("{count} {noun}") } else { format!("{count} {noun}s") }
 }
 
+fn axes(count: usize) -> String {
+    if count == 1 { "1 axis".to_owned() } else { format!("{count} axes") }
+}
+
 impl fmt::Display for Place {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -112,8 +156,46 @@ impl fmt::Display for EinsumError {
             ),
             EinsumError::Ellipsis { position } => write!(
                 f,
-                "the einsum spec uses '...' at position {position}, which is not supported; \
-                 write every label out"
+                "the einsum spec uses '...' at position {position}, which stands for axes that \
+                 depend on the operands' ranks; expand it for their shapes"
+            ),
+            EinsumError::StrayDot { position } => write!(
+                f,
+                "the '.' at position {position} of the einsum spec is not part of an ellipsis '...'"
+            ),
+            EinsumError::RepeatedEllipsis { place, position } => write!(
+                f,
+                "the einsum spec has a second '...' in {place} at position {position}; each \
+                 operand and the output may have one"
+            ),
+            EinsumError::EllipsisRank { operand, labels, rank } => write!(
+                f,
+                "operand {operand} has {} besides '...' but its tensor has rank {rank}",
+                plural(*labels, "label")
+            ),
+            EinsumError::EllipsisBroadcast { first, second } => {
+                let (EllipsisSite { operand: a, shape: a_shape, extent: a_extent }, b) =
+                    (first, second);
+                write!(
+                    f,
+                    "'...' is {a_shape:?} in operand {a} but {:?} in operand {}, which do not \
+                     broadcast ({a_extent} against {})",
+                    b.shape, b.operand, b.extent
+                )
+            }
+            EinsumError::OutputEllipsisMissing { shape } => write!(
+                f,
+                "the output has no '...' but the operands' '...' stands for {} of shape {shape:?}; \
+                 write '...' in the output to keep them, or labels to sum them",
+                axes(shape.len())
+            ),
+            EinsumError::TooManyLabels { letters, ellipsis_axes } => write!(
+                f,
+                "the einsum spec needs {} labels, {} and {} for '...', but there are only 52 ASCII \
+                 letters",
+                letters + ellipsis_axes,
+                plural(*letters, "letter"),
+                axes(*ellipsis_axes)
             ),
             EinsumError::MultipleArrows { position } => write!(
                 f,

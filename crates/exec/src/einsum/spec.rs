@@ -1,5 +1,5 @@
-//! The description of one contraction and its two front ends: NumPy `einsum` spec strings and the
-//! label lists of index statements.
+//! The description of one contraction and its two front ends: NumPy `einsum` spec strings (parsed
+//! and expanded in `notation.rs`) and the label lists of index statements.
 //!
 //! A [`Contraction`] knows labels, not shapes: the same value is checked against the operands'
 //! shapes each time it is planned. Its meaning, for operands `X_j` with label lists `l_j`, output
@@ -17,6 +17,7 @@ use std::str::FromStr;
 
 use super::error::EinsumError;
 use super::label::Label;
+use super::notation::EinsumSpec;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Contraction {
@@ -27,49 +28,14 @@ pub struct Contraction {
 }
 
 impl Contraction {
-    /// Parses a NumPy `einsum` spec such as `"ik,kj->ij"`.
+    /// Parses a NumPy `einsum` spec such as `"ik,kj->ij"` whose operands have no `...`.
     ///
     /// Labels are ASCII letters and whitespace is ignored. Without `->` the output is every label
     /// that occurs exactly once, in alphabetical order (uppercase before lowercase), as in NumPy.
-    /// NumPy's ellipsis (`"...ij,...jk->...ik"`, broadcast batch axes) is not supported: it is the
-    /// error [`EinsumError::Ellipsis`], and every label must be written out.
+    /// What an operand's `...` stands for depends on the operands' ranks, so such a spec is the
+    /// error [`EinsumError::Ellipsis`]; [`EinsumSpec::expand`] expands it for given shapes.
     pub fn from_spec(spec: &str) -> Result<Contraction, EinsumError> {
-        let chars: Vec<char> = spec.chars().collect();
-        let mut names: Vec<String> = Vec::new();
-        let mut operands: Vec<Vec<Label>> = vec![Vec::new()];
-        let mut output: Option<Vec<Label>> = None;
-        let mut position = 0;
-        while let Some(&character) = chars.get(position) {
-            let arrow = character == '-' && chars.get(position + 1) == Some(&'>');
-            match character {
-                _ if character.is_whitespace() => {}
-                _ if character.is_ascii_alphabetic() => {
-                    let label = intern(&mut names, &character.to_string());
-                    match &mut output {
-                        Some(output) => output.push(label),
-                        None => {
-                            operands.last_mut().into_iter().for_each(|labels| labels.push(label))
-                        }
-                    }
-                }
-                ',' if output.is_none() => operands.push(Vec::new()),
-                '-' if arrow && output.is_none() => {
-                    output = Some(Vec::new());
-                    position += 1;
-                }
-                '-' if arrow => return Err(EinsumError::MultipleArrows { position }),
-                '.' if chars[position..].starts_with(&['.', '.', '.']) => {
-                    return Err(EinsumError::Ellipsis { position });
-                }
-                _ => return Err(EinsumError::InvalidCharacter { character, position }),
-            }
-            position += 1;
-        }
-        let output = match output {
-            Some(output) => output,
-            None => implicit_output(&names, &operands),
-        };
-        Contraction::new(names, operands, output, 1.0)
+        EinsumSpec::parse(spec)?.to_contraction()
     }
 
     /// Builds the contraction of an index statement from its label names: for
@@ -99,7 +65,7 @@ impl Contraction {
     }
 
     /// Checks the front ends' rules and builds the contraction.
-    fn new(
+    pub(super) fn new(
         names: Vec<String>,
         operands: Vec<Vec<Label>>,
         output: Vec<Label>,
@@ -197,7 +163,7 @@ impl fmt::Display for Contraction {
     }
 }
 
-fn intern(names: &mut Vec<String>, name: &str) -> Label {
+pub(super) fn intern(names: &mut Vec<String>, name: &str) -> Label {
     match names.iter().position(|known| known == name) {
         Some(index) => Label::new(index),
         None => {
@@ -205,16 +171,4 @@ fn intern(names: &mut Vec<String>, name: &str) -> Label {
             Label::new(names.len() - 1)
         }
     }
-}
-
-/// NumPy's implicit output: the labels that occur exactly once, sorted by character code.
-fn implicit_output(names: &[String], operands: &[Vec<Label>]) -> Vec<Label> {
-    let mut counts = vec![0usize; names.len()];
-    for &label in operands.iter().flatten() {
-        counts[label.index()] += 1;
-    }
-    let mut once: Vec<Label> =
-        (0..names.len()).filter(|&index| counts[index] == 1).map(Label::new).collect();
-    once.sort_by(|a, b| names[a.index()].cmp(&names[b.index()]));
-    once
 }

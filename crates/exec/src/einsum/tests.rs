@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn, s};
 
-use super::{Contraction, EinsumError, PathStrategy, PlanConfig, backward, einsum};
+use super::{Contraction, EinsumError, EinsumSpec, PathStrategy, PlanConfig, backward, einsum};
 
 /// A small deterministic generator (xorshift64*), so tests need no random-number crate.
 struct Rng(u64);
@@ -417,7 +417,7 @@ fn error_of(spec: &str, shapes: &[&[usize]]) -> String {
 
 #[test]
 fn error_messages() {
-    let cases: [(&str, &[&[usize]], &str); 16] = [
+    let cases: [(&str, &[&[usize]], &str); 14] = [
         ("ik,kj->ij", &[&[2, 3], &[4, 2]], "label k is 3 in operand 0 but 4 in operand 1"),
         (
             "ij,jk,kl->il",
@@ -447,19 +447,9 @@ fn error_messages() {
             "invalid character ',' at position 8 of the einsum spec; labels are ASCII letters",
         ),
         (
-            "...ij->ij",
-            &[&[2, 2]],
-            "the einsum spec uses '...' at position 0, which is not supported; write every label out",
-        ),
-        (
-            "ij,...jk->...ik",
-            &[&[2, 2], &[2, 2, 2]],
-            "the einsum spec uses '...' at position 3, which is not supported; write every label out",
-        ),
-        (
             "i.j",
             &[&[2, 2]],
-            "invalid character '.' at position 1 of the einsum spec; labels are ASCII letters",
+            "the '.' at position 1 of the einsum spec is not part of an ellipsis '...'",
         ),
         (
             "i->i->i",
@@ -470,6 +460,195 @@ fn error_messages() {
     for (spec, shapes, message) in cases {
         assert_eq!(error_of(spec, shapes), message, "{spec}");
     }
+}
+
+/// Operand `operand` of the NumPy comparisons: element `k` (row-major) is
+/// `(k * (operand + 2) + operand) % 7 - 3`, so that each operand differs.
+fn numpy_input(operand: usize, shape: &[usize]) -> ArrayD<f64> {
+    let count: usize = shape.iter().product();
+    let values = (0..count).map(|k| ((k * (operand + 2) + operand) % 7) as f64 - 3.0).collect();
+    ArrayD::from_shape_vec(IxDyn(shape), values).expect("the count is the shape's")
+}
+
+#[test]
+fn ellipsis_specs_match_numpy() {
+    // Expected shapes and values computed once with NumPy 2.4's `np.einsum` on `numpy_input`.
+    type Case = (&'static str, &'static [&'static [usize]], &'static [usize], &'static [f64]);
+    let cases: &[Case] = &[
+        (
+            "...ij,...jk->...ik",
+            &[&[2, 3, 4], &[2, 4, 2]],
+            &[2, 3, 2],
+            &[18., -10., 4., 2., 4., 0., 5., -1., 3., 2., 1., -16.],
+        ),
+        // Batch axes [2, 1] and [3] broadcast to [2, 3].
+        (
+            "...ij,...jk->...ik",
+            &[&[2, 1, 2, 3], &[3, 3, 2]],
+            &[2, 3, 2, 2],
+            &[
+                12., -4., 0., 3., -7., 12., 4., 0., 2., -7., 1., 4., 2., 3., -17., 3., 1., 2., 5.,
+                -17., 7., 1., -1., 5.,
+            ],
+        ),
+        ("...ij,...jk->...ik", &[&[2, 3], &[3, 2]], &[2, 2], &[12., -4., 0., 3.]),
+        ("...ii->...i", &[&[2, 3, 3]], &[2, 3], &[-3., -2., -1., 1., 2., 3.]),
+        ("i...->...", &[&[3, 2, 2]], &[2, 2], &[-6., 0., 6., -2.]),
+        ("...i,...i", &[&[2, 3], &[2, 3]], &[2], &[2., -6.]),
+        ("...i,...i", &[&[2, 3], &[1, 3]], &[2], &[2., -8.]),
+        // Every operand has extent 1 there, so the axis stays.
+        ("...i,...i->...i", &[&[1, 3], &[1, 3]], &[1, 3], &[6., -1., -3.]),
+        // Implicit output: the `...` axes, then the letters that occur once, sorted.
+        (
+            "ba...,...",
+            &[&[3, 2, 2], &[2]],
+            &[2, 2, 3],
+            &[6., 4., 2., -2., -4., -6., -1., 0., 1., 3., -3., -2.],
+        ),
+        (
+            "...j,i...",
+            &[&[2, 3], &[4, 2]],
+            &[2, 4, 3],
+            &[
+                6., 2., -2., 9., 3., -3., -9., -3., 3., -6., -2., 2., 3., -2., 0., 0., 0., 0., -3.,
+                2., 0., -6., 4., 0.,
+            ],
+        ),
+        (
+            "j...,...i->i...j",
+            &[&[2, 3], &[3, 2]],
+            &[2, 3, 2],
+            &[6., -6., 3., 6., 3., 0., -3., 3., 0., 0., -1., 0.],
+        ),
+        ("ij->...ij", &[&[2, 3]], &[2, 3], &[-3., -1., 1., 3., -2., 0.]),
+        ("...", &[&[2, 2]], &[2, 2], &[-3., -1., 1., 3.]),
+        ("...ij->ij", &[&[3, 2]], &[3, 2], &[-3., -1., 1., 3., -2., 0.]),
+        ("i...i", &[&[3, 2, 3]], &[2], &[-9., 9.]),
+        ("...,...", &[&[2, 3], &[3]], &[2, 3], &[6., -1., -3., -6., -2., 0.]),
+        (
+            "a...c, ...cb -> ...ab",
+            &[&[2, 1, 3], &[4, 3, 2]],
+            &[4, 2, 2],
+            &[12., -4., 0., 3., -7., 12., 4., 0., 2., -7., 1., 4., -10., 2., 5., 1.],
+        ),
+        // An extent of 1 stretches to 0 as well.
+        ("...i,...i->...", &[&[0, 3], &[1, 3]], &[0], &[]),
+    ];
+    for &(spec, shapes, shape, values) in cases {
+        let inputs: Vec<ArrayD<f64>> =
+            shapes.iter().enumerate().map(|(k, shape)| numpy_input(k, shape)).collect();
+        let views: Vec<ArrayViewD<'_, f64>> = inputs.iter().map(|input| input.view()).collect();
+        let result = einsum(spec, &views).unwrap_or_else(|error| panic!("{spec}: {error}"));
+        assert_eq!(result.shape(), shape, "{spec} on {shapes:?}");
+        assert_eq!(result.iter().copied().collect::<Vec<f64>>(), values, "{spec} on {shapes:?}");
+    }
+}
+
+#[test]
+fn ellipsis_expands_into_fresh_letters() {
+    let expand = |spec: &str, shapes: &[&[usize]]| {
+        let expansion = EinsumSpec::parse(spec).unwrap().expand(shapes).unwrap();
+        (expansion.contraction.to_string(), expansion.dropped_axes)
+    };
+    assert_eq!(
+        expand("...ij,...jk->...ik", &[&[5, 2, 3, 4], &[2, 4, 6]]),
+        ("abij,bjk->abik".to_owned(), vec![vec![], vec![]])
+    );
+    // Extent-1 axes that broadcast against longer ones are dropped from their operands.
+    assert_eq!(
+        expand("...ij,...jk", &[&[5, 1, 3, 4], &[2, 4, 6]]),
+        ("aij,bjk->abik".to_owned(), vec![vec![1], vec![]])
+    );
+    assert_eq!(
+        expand("...i,...i", &[&[1, 3], &[4, 3]]),
+        ("i,ai->a".to_owned(), vec![vec![0], vec![]])
+    );
+    assert_eq!(expand("...a", &[&[2, 3]]), ("ba->ba".to_owned(), vec![vec![]]));
+    // Without `...` the spec is one contraction for every shape.
+    assert_eq!(
+        expand("ba,ac", &[&[2, 3], &[3, 4]]),
+        ("ba,ac->bc".to_owned(), vec![vec![], vec![]])
+    );
+    assert_eq!(
+        Contraction::from_spec("ij->...ji").unwrap().to_string(),
+        "ij->ji",
+        "a `...` in the output alone stands for no axes"
+    );
+}
+
+#[test]
+fn ellipsis_error_messages() {
+    let letters: String = ('a'..='z').collect();
+    let capitals: String = ('A'..='Z').collect();
+    let too_many = format!("{letters},{capitals},...");
+    let cases: [(&str, &[&[usize]], &str); 12] = [
+        ("...ijk", &[&[2, 3]], "operand 0 has 3 labels besides '...' but its tensor has rank 2"),
+        (
+            "i,...i->...",
+            &[&[2], &[]],
+            "operand 1 has 1 label besides '...' but its tensor has rank 0",
+        ),
+        (
+            "...ij,...jk->...ik",
+            &[&[5, 3, 3, 4], &[2, 4, 5]],
+            "'...' is [5, 3] in operand 0 but [2] in operand 1, which do not broadcast (3 \
+             against 2)",
+        ),
+        (
+            "...i,...i,...i",
+            &[&[1, 3], &[4, 3], &[5, 3]],
+            "'...' is [4] in operand 1 but [5] in operand 2, which do not broadcast (4 against 5)",
+        ),
+        (
+            "...ij,...jk->ik",
+            &[&[2, 3, 4], &[2, 4, 5]],
+            "the output has no '...' but the operands' '...' stands for 1 axis of shape [2]; write \
+             '...' in the output to keep them, or labels to sum them",
+        ),
+        (
+            "i...->",
+            &[&[1, 1, 3]],
+            "the output has no '...' but the operands' '...' stands for 2 axes of shape [1, 3]; \
+             write '...' in the output to keep them, or labels to sum them",
+        ),
+        (
+            &too_many,
+            &[&[1; 26], &[1; 26], &[1]],
+            "the einsum spec needs 53 labels, 52 letters and 1 axis for '...', but there are only \
+             52 ASCII letters",
+        ),
+        (
+            "..ij",
+            &[&[2, 2]],
+            "the '.' at position 0 of the einsum spec is not part of an ellipsis '...'",
+        ),
+        (
+            ". ..ij",
+            &[&[2, 2]],
+            "the '.' at position 0 of the einsum spec is not part of an ellipsis '...'",
+        ),
+        (
+            "......ij",
+            &[&[2, 2]],
+            "the einsum spec has a second '...' in operand 0 at position 3; each operand and the \
+             output may have one",
+        ),
+        (
+            "i,...i->...i...",
+            &[&[2], &[2]],
+            "the einsum spec has a second '...' in the output at position 12; each operand and the \
+             output may have one",
+        ),
+        ("...ij,...jk->...ik", &[&[2, 3]], "the contraction has 2 operands but 1 tensor was given"),
+    ];
+    for (spec, shapes, message) in cases {
+        assert_eq!(error_of(spec, shapes), message, "{spec}");
+    }
+    assert_eq!(
+        Contraction::from_spec("ij,...jk").unwrap_err().to_string(),
+        "the einsum spec uses '...' at position 3, which stands for axes that depend on the \
+         operands' ranks; expand it for their shapes"
+    );
 }
 
 #[test]

@@ -255,6 +255,10 @@ impl Machine<'_, '_> {
                 let values: Vec<Value> = operands.iter().map(|&o| self.fetch(base, o)).collect();
                 ops::einsum(&mut self.tape, contraction, values)?
             }
+            BuiltinCall::EinsumEllipsis { spec, operands } => {
+                let values: Vec<Value> = operands.iter().map(|&o| self.fetch(base, o)).collect();
+                ops::einsum_ellipsis(&mut self.tape, spec, values)?
+            }
             BuiltinCall::StackRows(rows) => {
                 let values: Vec<Value> = rows.iter().map(|&o| self.fetch(base, o)).collect();
                 ops::stack_many(&mut self.tape, values)?

@@ -13,7 +13,7 @@ use hir::{
 
 use super::{Dest, Result, UnitLowerer};
 use crate::code::{BuiltinCall, Construct, DimsArg, Instr, Operand, PrintItem};
-use crate::einsum::Contraction;
+use crate::einsum::EinsumSpec;
 use crate::tensor::{BinaryOp, ReduceOp, UnaryOp};
 
 impl UnitLowerer<'_, '_> {
@@ -226,15 +226,22 @@ impl UnitLowerer<'_, '_> {
                 let spec = self
                     .string(arg(0)?)
                     .ok_or_else(|| self.internal("an einsum without a literal spec", span))?;
-                let contraction = Contraction::from_spec(&spec)
+                let spec = EinsumSpec::parse(&spec)
                     .map_err(|error| self.internal(&format!("an einsum spec ({error})"), span))?;
                 let mut operands = Vec::with_capacity(args.len().saturating_sub(1));
                 for &a in args.get(1..).unwrap_or_default() {
                     operands.push(self.expr(a, Dest::Any)?);
                 }
-                BuiltinCall::Einsum {
-                    contraction: Rc::new(contraction),
-                    operands: operands.into_boxed_slice(),
+                let operands = operands.into_boxed_slice();
+                match spec.ellipsis() {
+                    None => {
+                        let contraction = spec.to_contraction().map_err(|error| {
+                            self.internal(&format!("an einsum spec ({error})"), span)
+                        })?;
+                        BuiltinCall::Einsum { contraction: Rc::new(contraction), operands }
+                    }
+                    // What `...` stands for depends on the operands' ranks, known when it runs.
+                    Some(_) => BuiltinCall::EinsumEllipsis { spec: Rc::new(spec), operands },
                 }
             }
         };

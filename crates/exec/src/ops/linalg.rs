@@ -6,7 +6,7 @@ use std::rc::Rc;
 use ndarray::ArrayViewD;
 
 use crate::autodiff::{AdError, EinsumRecord, Extra, Lifted, LiftedVec, Op, Tape};
-use crate::einsum::{Contraction, PlanConfig};
+use crate::einsum::{Contraction, EinsumSpec, PlanConfig};
 use crate::ops::elementwise::tracked;
 use crate::ops::plain;
 use crate::tensor::{self, Tensor};
@@ -40,6 +40,35 @@ pub fn einsum(
     operands: Vec<Value>,
 ) -> Result<Value, AdError> {
     contract(t, contraction, operands, None)
+}
+
+/// A contraction written as a NumPy spec with `...` in some operand: the spec is expanded for the
+/// operands' shapes, and an operand's extent-1 `...` axis that broadcasts against a longer one is
+/// reshaped away first, so that its gradient comes back in the operand's own shape.
+pub fn einsum_ellipsis(
+    t: &mut Tape,
+    spec: &EinsumSpec,
+    operands: Vec<Value>,
+) -> Result<Value, AdError> {
+    let shapes: Vec<&[usize]> = operands.iter().map(Value::shape).collect();
+    let expansion = spec.expand(&shapes)?;
+    let mut squeezed = Vec::with_capacity(operands.len());
+    for (operand, dropped) in operands.into_iter().zip(&expansion.dropped_axes) {
+        squeezed.push(match dropped.is_empty() {
+            true => operand,
+            false => {
+                let shape: Vec<usize> = operand
+                    .shape()
+                    .iter()
+                    .enumerate()
+                    .filter(|(axis, _)| !dropped.contains(axis))
+                    .map(|(_, &extent)| extent)
+                    .collect();
+                crate::ops::shape::reshape(t, operand, &shape)?
+            }
+        });
+    }
+    einsum(t, &Rc::new(expansion.contraction), squeezed)
 }
 
 /// [`einsum`] with the output's shape given, which the general form needs when an output label

@@ -22,7 +22,7 @@ pub use elementwise::{
     add, binary, binary_fused, div, mul, neg, pow, select, sub, unary, unary_fused,
 };
 pub use index::{add_at, get, set, update_at};
-pub use linalg::{cholesky, det, einsum, inv, matmul, solve};
+pub use linalg::{cholesky, det, einsum, einsum_ellipsis, inv, matmul, solve};
 pub use reduce::{log_softmax, reduce, softmax};
 pub use shape::{
     broadcast_to, concat, diag, expand_dims, from_elements, full, permute, reshape, stack,

@@ -388,7 +388,7 @@ impl InferCtx<'_> {
                 }
                 Ty::Void
             }
-            Rule::Einsum => self.infer_einsum(expr, args, &arg_tys),
+            Rule::Einsum => self.infer_einsum(args, &arg_tys),
         }
     }
 

@@ -1,13 +1,13 @@
-//! Index notation (section 6): index statements such as `C(i,j) += A(i,k) * B(k,j);` and
-//! `einsum` with a literal specification. Every occurrence of a label must range over one
-//! extent; labels on the left are distinct and occur on the right.
+//! Index notation (section 6): index statements such as `C(i,j) += A(i,k) * B(k,j);` (`einsum`
+//! is in `einsum.rs`). Every occurrence of a label must range over one extent; labels on the left
+//! are distinct and occur on the right.
 
 use rustc_hash::FxHashMap;
 use smol_str::SmolStr;
 
 use super::{InferCtx, Resolution};
 use crate::{
-    body::{Expr, ExprId, HirSpan, IndexAssignOp, IndexFactor, IndexOperand, IndexStmt, Literal},
+    body::{Expr, HirSpan, IndexAssignOp, IndexFactor, IndexOperand, IndexStmt},
     diagnostics::Code,
     ty::{Dim, Shape, Ty},
 };
@@ -167,159 +167,5 @@ impl InferCtx<'_> {
                 None
             }
         }
-    }
-
-    pub(crate) fn infer_einsum(&mut self, expr: ExprId, args: &[ExprId], tys: &[Ty]) -> Ty {
-        let spec_expr = args[0];
-        let Expr::Literal(Literal::String(spec)) = self.body.exprs[spec_expr].clone() else {
-            if tys[0] != Ty::Str {
-                let span = self.expr_span(spec_expr);
-                self.report(Code::EinsumSpec, span, format!("the first argument of `einsum` must be a string such as \"ik,kj->ij\", found {}", tys[0]));
-                return Ty::Error;
-            }
-            return Ty::unranked();
-        };
-        let operands = &args[1..];
-        let mut shapes = Vec::new();
-        for (i, (&arg, ty)) in operands.iter().zip(&tys[1..]).enumerate() {
-            match ty {
-                Ty::Tensor(shape) => shapes.push(shape.clone()),
-                other => {
-                    let span = self.expr_span(arg);
-                    self.report(
-                        Code::TypeMismatch,
-                        span,
-                        format!("operand {} of `einsum` must be a tensor, found {other}", i + 1),
-                    );
-                    return Ty::Error;
-                }
-            }
-        }
-        let span = self.expr_span(spec_expr);
-        let compact: String = spec.chars().filter(|c| !c.is_whitespace()).collect();
-        let (inputs, output) = match compact.split_once("->") {
-            Some((inputs, output)) => (inputs.to_owned(), Some(output.to_owned())),
-            None => (compact.clone(), None),
-        };
-        let inputs: Vec<&str> = inputs.split(',').collect();
-        if compact.contains("...") {
-            self.report(
-                Code::EinsumSpec,
-                span,
-                "NumPy's ellipsis `...` is not supported in einsum specifications; write every \
-                 label out"
-                    .to_owned(),
-            );
-            return Ty::Error;
-        }
-        let bad_char =
-            compact.chars().find(|c| !(c.is_ascii_alphabetic() || matches!(c, ',' | '-' | '>')));
-        if let Some(c) = bad_char {
-            self.report(
-                Code::EinsumSpec,
-                span,
-                format!("einsum labels are letters, but the specification has `{c}`"),
-            );
-            return Ty::Error;
-        }
-        if inputs.len() != operands.len() {
-            self.report(
-                Code::EinsumSpec,
-                span,
-                format!(
-                    "the specification \"{spec}\" describes {} operand{}, but {} {} given",
-                    inputs.len(),
-                    if inputs.len() == 1 { "" } else { "s" },
-                    operands.len(),
-                    if operands.len() == 1 { "is" } else { "are" }
-                ),
-            );
-            return Ty::Error;
-        }
-        let mut extents: FxHashMap<char, (Dim, usize)> = FxHashMap::default();
-        let mut counts: FxHashMap<char, usize> = FxHashMap::default();
-        for (i, (labels, shape)) in inputs.iter().zip(&shapes).enumerate() {
-            for c in labels.chars() {
-                *counts.entry(c).or_default() += 1;
-            }
-            let Shape::Ranked(dims) = shape else { continue };
-            if dims.len() != labels.len() {
-                let arg_span = self.expr_span(operands[i]);
-                self.report(
-                    Code::IndexLabelCount,
-                    arg_span,
-                    format!("operand {} is Tensor{shape} (rank {}), but the specification gives it {} label{} \"{labels}\"", i + 1, dims.len(), labels.len(), if labels.len() == 1 { "" } else { "s" }),
-                );
-                return Ty::Error;
-            }
-            for (c, dim) in labels.chars().zip(dims) {
-                match extents.get(&c) {
-                    Some((first, j)) if first.conflicts(dim) => {
-                        let arg_span = self.expr_span(operands[i]);
-                        let message = format!(
-                            "label `{c}` is {first} in operand {} but {dim} in operand {}",
-                            j + 1,
-                            i + 1
-                        );
-                        let first_span = self.expr_span(operands[*j]);
-                        self.report(Code::IndexLabelExtent, arg_span, message)
-                            .label(first_span, format!("`{c}` is {first} here"));
-                        return Ty::Error;
-                    }
-                    Some(_) => {}
-                    None => {
-                        extents.insert(c, (dim.clone(), i));
-                    }
-                }
-            }
-        }
-        let output: Vec<char> = match output {
-            Some(output) => {
-                let chars: Vec<char> = output.chars().collect();
-                for (k, c) in chars.iter().enumerate() {
-                    if chars[..k].contains(c) {
-                        self.report(
-                            Code::EinsumSpec,
-                            span,
-                            format!("output label `{c}` appears twice"),
-                        );
-                        return Ty::Error;
-                    }
-                    if !counts.contains_key(c) {
-                        self.report(
-                            Code::EinsumSpec,
-                            span,
-                            format!("output label `{c}` does not occur in any operand"),
-                        );
-                        return Ty::Error;
-                    }
-                }
-                chars
-            }
-            None => {
-                let mut once: Vec<char> =
-                    counts.iter().filter(|(_, n)| **n == 1).map(|(c, _)| *c).collect();
-                once.sort_unstable();
-                once
-            }
-        };
-        if output.is_empty() {
-            let _ = expr;
-            return Ty::Float;
-        }
-        if shapes.iter().any(|s| matches!(s, Shape::Unranked)) {
-            return Ty::tensor(
-                output
-                    .iter()
-                    .map(|c| extents.get(c).map_or(Dim::Unknown, |(d, _)| d.clone()))
-                    .collect(),
-            );
-        }
-        Ty::tensor(
-            output
-                .iter()
-                .map(|c| extents.get(c).map_or(Dim::Unknown, |(d, _)| d.clone()))
-                .collect(),
-        )
     }
 }

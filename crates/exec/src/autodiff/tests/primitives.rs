@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use super::{assert_close, assert_gradients, sample, sample_float, tensor, vector};
 use crate::autodiff::{Tape, grad};
-use crate::einsum::Contraction;
+use crate::einsum::{Contraction, EinsumSpec};
 use crate::ops;
 use crate::tensor::{BinaryOp, Index, ReduceOp, UnaryOp};
 use crate::value::Value;
@@ -552,4 +552,29 @@ fn contractions() {
     let with_float = contraction("ij,->ij");
     let f = move |t: &mut Tape, args: Vec<Value>| ops::einsum(t, &with_float, args);
     assert_gradients("float factor", &f, vec![sample(&[2, 2], -1.0, 1.0, 3), Value::Float(0.7)]);
+}
+
+#[test]
+fn ellipsis_contractions() {
+    let specs: Vec<(&str, Vec<Vec<usize>>)> = vec![
+        ("...ij,...jk->...ik", vec![vec![2, 2, 3], vec![2, 3, 2]]),
+        // Batch axes [2, 1] and [3] broadcast: the extent-1 axis is reshaped away and its
+        // gradient comes back in the operand's own shape.
+        ("...ij,...jk->...ik", vec![vec![2, 1, 2, 3], vec![3, 3, 2]]),
+        ("...ii->...i", vec![vec![2, 3, 3]]),
+        ("i...->...", vec![vec![3, 2, 2]]),
+        ("...i,...i", vec![vec![2, 3], vec![1, 3]]),
+        ("ba...,...", vec![vec![3, 2, 2], vec![2]]),
+        ("...,...", vec![vec![2, 3], vec![]]),
+    ];
+    for (index, (spec, shapes)) in specs.into_iter().enumerate() {
+        let parsed = EinsumSpec::parse(spec).unwrap();
+        let f = move |t: &mut Tape, args: Vec<Value>| ops::einsum_ellipsis(t, &parsed, args);
+        let args = shapes
+            .iter()
+            .enumerate()
+            .map(|(k, shape)| sample(shape, -1.0, 1.0, (index * 10 + k + 100) as u64))
+            .collect();
+        assert_gradients(spec, &f, args);
+    }
 }
