@@ -5,6 +5,8 @@
 
 use std::fmt;
 
+use hir::einsum_notation::{self, SpecError};
+
 /// Where one occurrence of a label sits: an axis of an operand, or an axis of the output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Place {
@@ -126,6 +128,37 @@ pub enum EinsumError {
 impl EinsumError {
     pub(crate) fn internal(message: impl Into<String>) -> EinsumError {
         EinsumError::Internal { message: message.into() }
+    }
+}
+
+impl From<einsum_notation::Place> for Place {
+    fn from(place: einsum_notation::Place) -> Place {
+        match place {
+            einsum_notation::Place::Operand(operand) => Place::Operand(operand),
+            einsum_notation::Place::Output => Place::Output,
+        }
+    }
+}
+
+/// The parser's errors, which the engine words itself (see `Display`).
+impl From<SpecError> for EinsumError {
+    fn from(error: SpecError) -> EinsumError {
+        match error {
+            SpecError::InvalidCharacter { character, position } => {
+                EinsumError::InvalidCharacter { character, position }
+            }
+            SpecError::StrayDot { position } => EinsumError::StrayDot { position },
+            SpecError::RepeatedEllipsis { place, position } => {
+                EinsumError::RepeatedEllipsis { place: place.into(), position }
+            }
+            SpecError::MultipleArrows { position } => EinsumError::MultipleArrows { position },
+            SpecError::OutputLabelRepeated { label } => {
+                EinsumError::OutputLabelRepeated { label: label.to_string() }
+            }
+            SpecError::OutputLabelUnknown { label } => {
+                EinsumError::OutputLabelUnknown { label: label.to_string() }
+            }
+        }
     }
 }
 
