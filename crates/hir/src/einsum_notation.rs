@@ -67,11 +67,21 @@ impl fmt::Display for Term {
     }
 }
 
-/// Where a term sits in a spec: an operand, counted from 0, or the output.
+/// Where a term sits in a spec: an operand, counted from 0, or the output. It is shown as
+/// messages name it, counting operands from 1: `operand 1`, `the output`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Place {
     Operand(usize),
     Output,
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Place::Operand(operand) => write!(f, "operand {}", operand + 1),
+            Place::Output => write!(f, "the output"),
+        }
+    }
 }
 
 /// A malformed spec. Positions count characters of the spec string from 0.

@@ -5,14 +5,10 @@
 
 use std::fmt;
 
-use hir::einsum_notation::{self, SpecError};
+use hir::einsum_notation::SpecError;
 
 /// Where one occurrence of a label sits: an axis of an operand, or an axis of the output.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Place {
-    Operand(usize),
-    Output,
-}
+pub use hir::einsum_notation::Place;
 
 /// One occurrence of a label with the extent it was given there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,15 +127,6 @@ impl EinsumError {
     }
 }
 
-impl From<einsum_notation::Place> for Place {
-    fn from(place: einsum_notation::Place) -> Place {
-        match place {
-            einsum_notation::Place::Operand(operand) => Place::Operand(operand),
-            einsum_notation::Place::Output => Place::Output,
-        }
-    }
-}
-
 /// The parser's errors, which the engine words itself (see `Display`).
 impl From<SpecError> for EinsumError {
     fn from(error: SpecError) -> EinsumError {
@@ -149,7 +136,7 @@ impl From<SpecError> for EinsumError {
             }
             SpecError::StrayDot { position } => EinsumError::StrayDot { position },
             SpecError::RepeatedEllipsis { place, position } => {
-                EinsumError::RepeatedEllipsis { place: place.into(), position }
+                EinsumError::RepeatedEllipsis { place, position }
             }
             SpecError::MultipleArrows { position } => EinsumError::MultipleArrows { position },
             SpecError::OutputLabelRepeated { label } => {
@@ -168,15 +155,6 @@ fn plural(count: usize, noun: &str) -> String {
 
 fn axes(count: usize) -> String {
     if count == 1 { "1 axis".to_owned() } else { format!("{count} axes") }
-}
-
-impl fmt::Display for Place {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Place::Operand(operand) => write!(f, "operand {operand}"),
-            Place::Output => write!(f, "the output"),
-        }
-    }
 }
 
 impl fmt::Display for EinsumError {
@@ -203,7 +181,8 @@ impl fmt::Display for EinsumError {
             ),
             EinsumError::EllipsisRank { operand, labels, rank } => write!(
                 f,
-                "operand {operand} has {} besides '...' but its tensor has rank {rank}",
+                "operand {} has {} besides '...' but its tensor has rank {rank}",
+                operand + 1,
                 plural(*labels, "label")
             ),
             EinsumError::EllipsisBroadcast { first, second } => {
@@ -211,9 +190,12 @@ impl fmt::Display for EinsumError {
                     (first, second);
                 write!(
                     f,
-                    "'...' is {a_shape:?} in operand {a} but {:?} in operand {}, which do not \
+                    "'...' is {a_shape:?} in operand {} but {:?} in operand {}, which do not \
                      broadcast ({a_extent} against {})",
-                    b.shape, b.operand, b.extent
+                    a + 1,
+                    b.shape,
+                    b.operand + 1,
+                    b.extent
                 )
             }
             EinsumError::OutputEllipsisMissing { shape } => write!(
@@ -252,7 +234,8 @@ impl fmt::Display for EinsumError {
             ),
             EinsumError::RankMismatch { operand, labels, rank } => write!(
                 f,
-                "operand {operand} has {} but its tensor has rank {rank}",
+                "operand {} has {} but its tensor has rank {rank}",
+                operand + 1,
                 plural(*labels, "label")
             ),
             EinsumError::ExtentMismatch { label, first, second } if first.place == second.place => {
@@ -278,7 +261,8 @@ impl fmt::Display for EinsumError {
             ),
             EinsumError::OperandIndex { operand, count } => write!(
                 f,
-                "operand {operand} is out of range: the contraction has {}",
+                "operand {} is out of range: the contraction has {}",
+                operand + 1,
                 plural(*count, "operand")
             ),
             EinsumError::TooLarge { shape } => write!(
@@ -287,7 +271,8 @@ impl fmt::Display for EinsumError {
             ),
             EinsumError::PlanShape { operand, expected, found } => write!(
                 f,
-                "operand {operand} has shape {found:?} but the plan was made for shape {expected:?}"
+                "operand {} has shape {found:?} but the plan was made for shape {expected:?}",
+                operand + 1
             ),
             EinsumError::Internal { message } => write!(f, "internal einsum error: {message}"),
         }

@@ -418,17 +418,17 @@ fn error_of(spec: &str, shapes: &[&[usize]]) -> String {
 #[test]
 fn error_messages() {
     let cases: [(&str, &[&[usize]], &str); 14] = [
-        ("ik,kj->ij", &[&[2, 3], &[4, 2]], "label k is 3 in operand 0 but 4 in operand 1"),
+        ("ik,kj->ij", &[&[2, 3], &[4, 2]], "label k is 3 in operand 1 but 4 in operand 2"),
         (
             "ij,jk,kl->il",
             &[&[2, 3], &[3, 4], &[5, 2]],
-            "label k is 4 in operand 1 but 5 in operand 2",
+            "label k is 4 in operand 2 but 5 in operand 3",
         ),
-        ("ii->i", &[&[2, 3]], "label i is 2 at axis 0 but 3 at axis 1 of operand 0"),
+        ("ii->i", &[&[2, 3]], "label i is 2 at axis 0 but 3 at axis 1 of operand 1"),
         ("ij,jk->ik", &[&[2, 3]], "the contraction has 2 operands but 1 tensor was given"),
         ("ij->i", &[&[2, 3], &[3]], "the contraction has 1 operand but 2 tensors were given"),
-        ("ij->i", &[&[2]], "operand 0 has 2 labels but its tensor has rank 1"),
-        ("i,j->ij", &[&[2], &[]], "operand 1 has 1 label but its tensor has rank 0"),
+        ("ij->i", &[&[2]], "operand 1 has 2 labels but its tensor has rank 1"),
+        ("i,j->ij", &[&[2], &[]], "operand 2 has 1 label but its tensor has rank 0"),
         ("ij->ii", &[&[2, 2]], "output label i appears more than once"),
         ("ij->k", &[&[2, 2]], "output label k does not appear in any operand"),
         (
@@ -582,22 +582,22 @@ fn ellipsis_error_messages() {
     let capitals: String = ('A'..='Z').collect();
     let too_many = format!("{letters},{capitals},...");
     let cases: [(&str, &[&[usize]], &str); 12] = [
-        ("...ijk", &[&[2, 3]], "operand 0 has 3 labels besides '...' but its tensor has rank 2"),
+        ("...ijk", &[&[2, 3]], "operand 1 has 3 labels besides '...' but its tensor has rank 2"),
         (
             "i,...i->...",
             &[&[2], &[]],
-            "operand 1 has 1 label besides '...' but its tensor has rank 0",
+            "operand 2 has 1 label besides '...' but its tensor has rank 0",
         ),
         (
             "...ij,...jk->...ik",
             &[&[5, 3, 3, 4], &[2, 4, 5]],
-            "'...' is [5, 3] in operand 0 but [2] in operand 1, which do not broadcast (3 \
+            "'...' is [5, 3] in operand 1 but [2] in operand 2, which do not broadcast (3 \
              against 2)",
         ),
         (
             "...i,...i,...i",
             &[&[1, 3], &[4, 3], &[5, 3]],
-            "'...' is [4] in operand 1 but [5] in operand 2, which do not broadcast (4 against 5)",
+            "'...' is [4] in operand 2 but [5] in operand 3, which do not broadcast (4 against 5)",
         ),
         (
             "...ij,...jk->ik",
@@ -630,7 +630,7 @@ fn ellipsis_error_messages() {
         (
             "......ij",
             &[&[2, 2]],
-            "the einsum spec has a second '...' in operand 0 at position 3; each operand and the \
+            "the einsum spec has a second '...' in operand 1 at position 3; each operand and the \
              output may have one",
         ),
         (
@@ -675,11 +675,11 @@ fn plan_and_gradient_errors() {
     let wrong = ArrayD::<f64>::zeros(IxDyn(&[2, 4]));
     assert_eq!(
         plan.execute(&[wrong.view()]).unwrap_err().to_string(),
-        "operand 0 has shape [2, 4] but the plan was made for shape [2, 3]"
+        "operand 1 has shape [2, 4] but the plan was made for shape [2, 3]"
     );
     assert_eq!(
         contraction.gradient(1).unwrap_err().to_string(),
-        "operand 1 is out of range: the contraction has 1 operand"
+        "operand 2 is out of range: the contraction has 1 operand"
     );
     let gradient = contraction.gradient(0).unwrap();
     assert_eq!(gradient.to_string(), "i->ij");
@@ -690,7 +690,7 @@ fn plan_and_gradient_errors() {
     let config = PlanConfig { output_shape: Some(&[3, 3]), ..PlanConfig::default() };
     assert_eq!(
         gradient.plan_with(&[&[2usize][..]], &config).unwrap_err().to_string(),
-        "label i is 2 in operand 0 but 3 in the output"
+        "label i is 2 in operand 1 but 3 in the output"
     );
     let config = PlanConfig { output_shape: Some(&[2]), ..PlanConfig::default() };
     assert_eq!(

@@ -13,7 +13,7 @@ use super::InferCtx;
 use crate::{
     body::{Expr, ExprId, Literal},
     diagnostics::Code,
-    einsum_notation::{self, LETTER_COUNT, Place, SpecError},
+    einsum_notation::{self, LETTER_COUNT, SpecError},
     ty::{Dim, Shape, Ty},
 };
 
@@ -27,10 +27,6 @@ fn spec_error_message(error: &SpecError) -> String {
             "the specification has a `.` that is not part of an ellipsis `...`".to_owned()
         }
         SpecError::RepeatedEllipsis { place, .. } => {
-            let place = match place {
-                Place::Operand(operand) => format!("operand {}", operand + 1),
-                Place::Output => "the output".to_owned(),
-            };
             format!(
                 "the specification has a second `...` in {place}; each operand and the output \
                  may have one"
