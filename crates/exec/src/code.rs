@@ -363,6 +363,14 @@ pub enum BuiltinCall {
         x: Operand,
         shape: TargetShape,
     },
+    /// `target -= scale * x` (or `+=`, with the factors in either order) on a tensor variable: one
+    /// pass over the elements instead of a product and a difference (`ops::scaled_update`).
+    ScaledUpdate {
+        target: Operand,
+        subtract: bool,
+        scale: Operand,
+        x: Operand,
+    },
     /// An index statement: `target(labels) op= factors...`, as a contraction of the operands
     /// (the target's current value first for `*=`).
     IndexStatement {

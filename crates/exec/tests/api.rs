@@ -218,6 +218,52 @@ fn hot_code_lowers_to_specialised_instructions() {
     assert_eq!(String::from_utf8_lossy(&out), "285 55\n");
 }
 
+/// `w -= rate * g` on a tensor lowers to one fused update, which prints exactly what the product
+/// and the difference computed separately print; other compound assignments keep their two steps.
+#[test]
+fn gradient_descent_updates_fuse_without_changing_a_bit() {
+    let body = "var Tensor w[3] = [0.3, -1.7, 2.9];
+Tensor g[3] = [0.11, 0.7, -1.3];
+Tensor m[3] = w;
+loop (int i = 0; i < 3; i++) {
+    float loss = sum(tanh(w) * g);
+    backward(loss);
+    UPDATE
+}
+print(w, m, grad(w));
+";
+    let fused = "w -= 0.37 * grad(w);
+    m += g * 0.1;
+    m -= 2 * g;";
+    let separate = "Tensor step[3] = 0.37 * grad(w);
+    w -= step;
+    Tensor more[3] = g * 0.1;
+    m += more;
+    m -= 2 * g;";
+    let dir = scratch("scaled-update");
+    let (db, main) = load(&dir, &body.replace("UPDATE", fused));
+    let program = exec::lower::lower_program(&db, main).unwrap_or_else(|err| panic!("{err}"));
+    let main_unit = &program.units[program.main as usize];
+    let fused_updates = main_unit
+        .code
+        .iter()
+        .filter(|instr| {
+            matches!(instr, Instr::Builtin { call, .. }
+                if matches!(**call, exec::code::BuiltinCall::ScaledUpdate { .. }))
+        })
+        .count();
+    // The integer factor of `m -= 2 * g` keeps the separate operations.
+    assert_eq!(fused_updates, 2, "{:?}", main_unit.code);
+    let (fused_out, fused_error) = run("scaled-update-fused", &body.replace("UPDATE", fused));
+    let (separate_out, separate_error) =
+        run("scaled-update-separate", &body.replace("UPDATE", separate));
+    assert!(
+        fused_error.is_none() && separate_error.is_none(),
+        "{fused_error:?} {separate_error:?}"
+    );
+    assert_eq!(fused_out, separate_out);
+}
+
 /// Tests run in isolation after the constants they may read, and a failed assertion is told
 /// apart from other errors.
 #[test]

@@ -55,6 +55,12 @@ impl Machine<'_, '_> {
                 let n = self.extent(base, *n)?;
                 Value::tensor(Tensor::arange(n)?)
             }
+            BuiltinCall::ScaledUpdate { target, subtract, scale, x } => {
+                let scale = self.fetch(base, *scale);
+                let x = self.fetch(base, *x);
+                let target = self.fetch(base, *target);
+                ops::scaled_update(&mut self.tape, target, *subtract, scale, x)?
+            }
             BuiltinCall::Reshape { x, dims } => {
                 let shape = self.dims_arg(base, dims)?;
                 let x = self.fetch(base, *x);

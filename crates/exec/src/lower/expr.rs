@@ -611,6 +611,50 @@ impl UnitLowerer<'_, '_> {
 
     // ----- assignment -----
 
+    /// `w -= c * g` or `w += c * g` (either factor order) on a tensor variable `w` with a `float`
+    /// `c` and a tensor `g`, as one [`BuiltinCall::ScaledUpdate`] that never materialises the
+    /// product (the update of gradient descent); `None`, with nothing emitted, for any other
+    /// compound assignment. The operands are evaluated, and a `var` target refreshed, in the
+    /// order of the two separate operations.
+    fn scaled_update(
+        &mut self,
+        local: hir::LocalId,
+        slot: Slot,
+        target_ty: &Ty,
+        arith: ArithOp,
+        value: ExprId,
+        span: RelSpan,
+    ) -> Result<Option<Ty>> {
+        let subtract = match arith {
+            ArithOp::Sub => true,
+            ArithOp::Add => false,
+            _ => return Ok(None),
+        };
+        let Expr::Binary { op: HirBinary::Arith(ArithOp::Mul), lhs, rhs } = self.body.exprs[value]
+        else {
+            return Ok(None);
+        };
+        let scale_first = match (self.ty(lhs), self.ty(rhs)) {
+            (Ty::Float, Ty::Tensor(_)) => true,
+            (Ty::Tensor(_), Ty::Float) => false,
+            _ => return Ok(None),
+        };
+        if !target_ty.is_tensor() {
+            return Ok(None);
+        }
+        let first = self.expr(lhs, Dest::Any)?;
+        let second = self.expr(rhs, Dest::Any)?;
+        let (scale, x) = if scale_first { (first, second) } else { (second, first) };
+        if self.is_var(local) {
+            self.emit(Instr::RefreshVar { slot }, span);
+        }
+        // As for the separate operations, the old tensor is taken unless `x` reads the same slot.
+        let target = if x.slot() != slot { Operand::take(slot) } else { Operand::copy(slot) };
+        let call = BuiltinCall::ScaledUpdate { target, subtract, scale, x };
+        self.emit(Instr::Builtin { dst: slot, call: Box::new(call) }, span);
+        Ok(Some(compound_result(target_ty, &self.ty(value), arith)))
+    }
+
     /// `target = value` or `target op= value`; returns the new value of the target.
     fn assign(
         &mut self,
@@ -639,7 +683,12 @@ impl UnitLowerer<'_, '_> {
                         }
                         self.ty(value)
                     }
-                    Some(arith) => {
+                    Some(arith) => 'compound: {
+                        let fused =
+                            self.scaled_update(local, slot, &target_ty, arith, value, span)?;
+                        if let Some(result_ty) = fused {
+                            break 'compound result_ty;
+                        }
                         let value_ty = self.ty(value);
                         let b = self.expr(value, Dest::Any)?;
                         if self.is_var(local) {

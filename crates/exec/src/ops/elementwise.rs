@@ -10,7 +10,7 @@
 
 use crate::autodiff::{AdError, Arg, Kind, Lifted, Op, Tape, Term};
 use crate::ops::{plain, scalar};
-use crate::tensor::{BinaryOp, UnaryOp};
+use crate::tensor::{self, BinaryOp, Tensor, UnaryOp};
 use crate::value::Value;
 
 /// A live scalar operand's number and node, or a plain number; `None` for anything else.
@@ -135,6 +135,56 @@ fn binary_general(t: &mut Tape, op: BinaryOp, a: Value, b: Value) -> Result<Valu
                 Some((a, b)) => t.save_values(level, [a, b, out.clone()]),
                 None => crate::autodiff::NOTHING_SAVED,
             };
+            t.push(level, Op::Binary { op, lhs, rhs, values, kinds }, out)
+        }
+    }
+}
+
+/// `a + s * x`, or `a - s * x` when `subtract`: the update `a += s * x` (or `-=`) of a tensor
+/// variable by a number times a tensor, for the interpreter.
+///
+/// With a plain number `s`, an untracked tensor `x` and a tensor `a` of `x`'s shape, it computes
+/// the values and records the operation of [`mul`] then [`add`] or [`sub`] in one pass, writing
+/// into `a`'s buffer when no one else holds it, so the product is never materialised; any other
+/// operands take those two operations.
+pub fn scaled_update(
+    t: &mut Tape,
+    a: Value,
+    subtract: bool,
+    s: Value,
+    x: Value,
+) -> Result<Value, AdError> {
+    let op = if subtract { BinaryOp::Sub } else { BinaryOp::Add };
+    match (t.settled(s), t.settled(x)) {
+        (Value::Float(scale), Value::Tensor(x)) if a.is_tensor() && a.shape() == x.shape() => {
+            scaled_update_of(t, a, op, scale, plain::take_tensor(x))
+        }
+        (s, x) => {
+            let product = mul(t, s, x)?;
+            binary(t, op, a, product)
+        }
+    }
+}
+
+/// [`scaled_update`] once its operands qualify: recorded like [`binary_general`] records `a op b`
+/// for an untracked `b` (nothing saved, `b`'s kind for its shape), at every level that tracks `a`.
+fn scaled_update_of(
+    t: &mut Tape,
+    a: Value,
+    op: BinaryOp,
+    scale: f64,
+    x: Tensor,
+) -> Result<Value, AdError> {
+    match t.lift([a]) {
+        Lifted::Plain([a]) => {
+            let a = plain::into_tensor(a, op.symbol())?;
+            Ok(Value::tensor(tensor::scaled_update(a, op == BinaryOp::Sub, scale, x)?))
+        }
+        Lifted::Tracked { level, inner: [a], args: [lhs] } => {
+            let kinds = t.save_kinds(level, [Kind::of(&a), Kind::Tensor(x.shape().into())]);
+            let out = scaled_update_of(t, a, op, scale, x)?;
+            let rhs = Arg::CONSTANT;
+            let values = crate::autodiff::NOTHING_SAVED;
             t.push(level, Op::Binary { op, lhs, rhs, values, kinds }, out)
         }
     }

@@ -19,7 +19,7 @@ pub(crate) mod scalar;
 mod shape;
 
 pub use elementwise::{
-    add, binary, binary_fused, div, mul, neg, pow, select, sub, unary, unary_fused,
+    add, binary, binary_fused, div, mul, neg, pow, scaled_update, select, sub, unary, unary_fused,
 };
 pub use index::{add_at, get, set, update_at};
 pub use linalg::{cholesky, det, einsum, einsum_ellipsis, inv, matmul, solve};

@@ -25,6 +25,8 @@ pub enum UnaryOp {
     Atan,
     Sinh,
     Cosh,
+    /// Computed by a vectorised routine within one unit in the last place that gives the same
+    /// bits on every machine.
     Tanh,
     /// `e^x`, computed by a vectorised routine within one unit in the last place that gives
     /// the same bits on every machine.
@@ -85,7 +87,7 @@ macro_rules! with_unary_kernel {
                 $body
             }
             UnaryOp::Tanh => {
-                let $kernel = f64::tanh;
+                let $kernel = vector_math::tanh;
                 $body
             }
             UnaryOp::Exp => {
@@ -332,6 +334,21 @@ pub fn binary_scalar_lhs(op: BinaryOp, lhs: f64, rhs: Tensor) -> Tensor {
     with_binary_kernel!(op, kernel => rhs.map(|y| kernel(lhs, y)))
 }
 
+/// `target + scale * x`, or `target - scale * x` when `subtract`, in one pass over the elements
+/// (in place when `target`'s buffer is not shared): the values of [`binary_scalar_lhs`] then
+/// [`binary`], without the intermediate product.
+pub fn scaled_update(
+    target: Tensor,
+    subtract: bool,
+    scale: f64,
+    x: Tensor,
+) -> Result<Tensor, TensorError> {
+    match subtract {
+        true => zip_map(target, x, |a, b| a - scale * b),
+        false => zip_map(target, x, |a, b| a + scale * b),
+    }
+}
+
 /// Combines `lhs` and `rhs` element-wise with `f` after broadcasting them together.
 ///
 /// The result reuses the buffer of an operand that has the result's shape and is not shared; an
@@ -481,6 +498,27 @@ mod tests {
         let x = tensor(&[2], &[3.0, 4.0]);
         assert_eq!(binary(BinaryOp::Mul, x.clone(), x.clone()).unwrap().to_vec(), [9.0, 16.0]);
         assert_eq!(x.to_vec(), [3.0, 4.0]);
+    }
+
+    #[test]
+    fn scaled_updates_match_the_product_then_the_sum() {
+        let target = tensor(&[2, 2], &[1.0, -2.0, 0.3, 4.0]);
+        let x = tensor(&[2, 2], &[0.7, 0.1, -3.0, 1e-3]);
+        for subtract in [true, false] {
+            let op = if subtract { BinaryOp::Sub } else { BinaryOp::Add };
+            let product = binary_scalar_lhs(BinaryOp::Mul, 0.01, x.clone());
+            let expected = binary(op, target.clone(), product).unwrap();
+            let fused = scaled_update(target.clone(), subtract, 0.01, x.clone()).unwrap();
+            assert_eq!(fused.to_vec(), expected.to_vec());
+        }
+        // A target nobody else holds is updated in place; a shared one is left alone.
+        let unique = tensor(&[2], &[1.0, 2.0]);
+        let pointer = unique.array().as_ptr();
+        let updated = scaled_update(unique, true, 0.5, tensor(&[2], &[2.0, 2.0])).unwrap();
+        assert_eq!((updated.array().as_ptr(), updated.to_vec()), (pointer, vec![0.0, 1.0]));
+        let kept = updated.clone();
+        let moved = scaled_update(updated, false, 2.0, tensor(&[2], &[1.0, 1.0])).unwrap();
+        assert_eq!((kept.to_vec(), moved.to_vec()), (vec![0.0, 1.0], vec![2.0, 3.0]));
     }
 
     #[test]

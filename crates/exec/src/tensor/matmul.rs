@@ -4,12 +4,19 @@
 //! with a rank above 2 the leading axes are batch axes that broadcast, and a rank-1 operand is a
 //! matrix with one row (left) or one column (right) whose axis the result drops. Operands that
 //! are neither row- nor column-major (slices with steps, permuted batches) are copied to row-major
-//! first, because BLAS only takes those two layouts.
+//! first, because BLAS only takes those two layouts; a column-major operand (a transpose) goes to
+//! BLAS as it is, with the transpose flag.
+//!
+//! The product of two matrices is written by `dgemm` straight into a fresh buffer: BLAS overwrites
+//! every element when `beta` is 0, so zero-filling the buffer first (as ndarray's
+//! `general_mat_mul` needs, to hand it an initialised array) would only write it twice.
+
+use std::ffi::c_int;
 
 use ndarray::linalg::{general_mat_mul, general_mat_vec_mul};
 use ndarray::{
-    Array, Array1, ArrayD, ArrayView, ArrayView2, ArrayViewD, Axis, CowArray, Dimension, Ix1, Ix2,
-    Ix3, IxDyn,
+    Array, Array1, Array2, ArrayD, ArrayView, ArrayView2, ArrayViewD, Axis, CowArray, Dimension,
+    Ix1, Ix2, Ix3, IxDyn,
 };
 
 use super::Tensor;
@@ -58,8 +65,14 @@ pub fn matmul(lhs: &Tensor, rhs: &Tensor) -> Result<Tensor, TensorError> {
         (2, 2) => {
             let lhs_matrix = blas_ready(fixed::<Ix2>(lhs_view)?);
             let rhs_matrix = blas_ready(fixed::<Ix2>(rhs_view)?);
-            let mut result = owned::<Ix2>(buffer::zeros(&[plan.m, plan.n]))?;
-            general_mat_mul(1.0, &lhs_matrix, &rhs_matrix, 0.0, &mut result);
+            let result = match dgemm_into_new(&lhs_matrix.view(), &rhs_matrix.view()) {
+                Some(product) => product,
+                None => {
+                    let mut result = owned::<Ix2>(buffer::zeros(&[plan.m, plan.n]))?;
+                    general_mat_mul(1.0, &lhs_matrix, &rhs_matrix, 0.0, &mut result);
+                    result
+                }
+            };
             Tensor::from(result.into_dyn())
         }
         _ => batched(lhs, rhs, &plan)?,
@@ -201,6 +214,91 @@ fn owned<D: Dimension>(array: ArrayD<f64>) -> Result<Array<f64, D>, TensorError>
     })
 }
 
+unsafe extern "C" {
+    /// CBLAS's `C = alpha op(A) op(B) + beta C` on doubles, from the OpenBLAS that ndarray links.
+    fn cblas_dgemm(
+        layout: c_int,
+        trans_a: c_int,
+        trans_b: c_int,
+        m: c_int,
+        n: c_int,
+        k: c_int,
+        alpha: f64,
+        a: *const f64,
+        lda: c_int,
+        b: *const f64,
+        ldb: c_int,
+        beta: f64,
+        c: *mut f64,
+        ldc: c_int,
+    );
+}
+
+/// CBLAS's `CblasRowMajor`, `CblasNoTrans` and `CblasTrans`.
+const CBLAS_ROW_MAJOR: c_int = 101;
+const CBLAS_NO_TRANS: c_int = 111;
+const CBLAS_TRANS: c_int = 112;
+
+/// Up to this extent on every axis, ndarray multiplies without BLAS (its `GEMM_BLAS_CUTOFF`); such
+/// products keep going through ndarray, so that their results stay what they were.
+const BLAS_CUTOFF: usize = 7;
+
+/// How BLAS reads a matrix that [`blas_ready`] returned: its transpose flag and leading
+/// dimension, or `None` for a layout BLAS cannot take.
+fn blas_operand(matrix: &ArrayView2<'_, f64>) -> Option<(c_int, c_int)> {
+    let (rows, cols) = matrix.dim();
+    // A row-major matrix has its element (i, j) at offset i * cols + j from the first one, a
+    // column-major one at j * rows + i: BLAS reads the latter as the transpose of a row-major
+    // `cols` by `rows` matrix.
+    if matrix.is_standard_layout() {
+        Some((CBLAS_NO_TRANS, c_int::try_from(cols.max(1)).ok()?))
+    } else if matrix.t().is_standard_layout() {
+        Some((CBLAS_TRANS, c_int::try_from(rows.max(1)).ok()?))
+    } else {
+        None
+    }
+}
+
+/// `lhs @ rhs` written by one `dgemm` into a new row-major buffer, or `None` when ndarray should
+/// compute it instead: small or empty products, and extents beyond BLAS's 32-bit integers.
+fn dgemm_into_new(lhs: &ArrayView2<'_, f64>, rhs: &ArrayView2<'_, f64>) -> Option<Array2<f64>> {
+    let ((m, k), n) = (lhs.dim(), rhs.dim().1);
+    if m.max(n).max(k) <= BLAS_CUTOFF || m == 0 || n == 0 || k == 0 {
+        return None;
+    }
+    let (trans_a, lda) = blas_operand(lhs)?;
+    let (trans_b, ldb) = blas_operand(rhs)?;
+    let (m_blas, n_blas, k_blas) =
+        (c_int::try_from(m).ok()?, c_int::try_from(n).ok()?, c_int::try_from(k).ok()?);
+    let len = m.checked_mul(n)?;
+    let mut values = buffer::with_capacity(len);
+    // SAFETY: `lhs` is m by k and `rhs` k by n, both laid out as their flags and leading
+    // dimensions say (see `blas_operand`), so BLAS reads only their elements; `values` has room
+    // for the m by n row-major result (leading dimension n), and with `beta` 0 BLAS writes every
+    // one of those elements without reading any ("when beta is zero, C need not be set on
+    // input", in the BLAS reference), which makes the first `len` initialised.
+    unsafe {
+        cblas_dgemm(
+            CBLAS_ROW_MAJOR,
+            trans_a,
+            trans_b,
+            m_blas,
+            n_blas,
+            k_blas,
+            1.0,
+            lhs.as_ptr(),
+            lda,
+            rhs.as_ptr(),
+            ldb,
+            0.0,
+            values.as_mut_ptr(),
+            n_blas,
+        );
+        values.set_len(len);
+    }
+    Array2::from_shape_vec((m, n), values).ok()
+}
+
 /// The matrix itself when BLAS can read it (row- or column-major), otherwise a row-major copy.
 fn blas_ready(matrix: ArrayView2<'_, f64>) -> CowArray<'_, f64, Ix2> {
     if matrix.is_standard_layout() || matrix.t().is_standard_layout() {
@@ -305,6 +403,29 @@ mod tests {
         assert_eq!(batched.to_vec(), [30.0, 110.0, 190.0, 70.0, 150.0, 230.0]);
         let column = matmul(&transpose(&counting(&[2, 3])), &tensor(&[2], &[1.0, 1.0])).unwrap();
         assert_eq!(column.to_vec(), [5.0, 7.0, 9.0]);
+    }
+
+    #[test]
+    fn every_layout_pair_and_thin_shape_gives_the_reference_product() {
+        // Small integers keep every sum exact, so BLAS and the triple loop agree to the bit.
+        let values =
+            |shape: &[usize]| binary(BinaryOp::Rem, counting(shape), Tensor::scalar(5.0)).unwrap();
+        // A column-major copy: the same values, laid out as a transpose is.
+        let column_major = |tensor: &Tensor| {
+            let stored = transpose(tensor).array().as_standard_layout().into_owned();
+            Tensor::from(stored.reversed_axes().into_shared())
+        };
+        for (m, k, n) in [(9, 13, 11), (1, 40, 12), (12, 40, 1), (30, 1, 20), (8, 8, 8)] {
+            let (a, b) = (values(&[m, k]), values(&[k, n]));
+            let expected = reference(&a, &b);
+            for lhs in [a.clone(), column_major(&a)] {
+                for rhs in [b.clone(), column_major(&b)] {
+                    let product = matmul(&lhs, &rhs).unwrap();
+                    assert_eq!(product.shape(), [m, n]);
+                    assert_eq!(product.to_vec(), expected, "{m}x{k} @ {k}x{n}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub use self::blas_kernel::{
 };
 pub use self::broadcast::{broadcast_shapes, broadcast_to, sum_to_shape};
 pub use self::elementwise::{
-    BinaryOp, UnaryOp, binary, binary_scalar_lhs, binary_scalar_rhs, unary, zip_map,
+    BinaryOp, UnaryOp, binary, binary_scalar_lhs, binary_scalar_rhs, scaled_update, unary, zip_map,
 };
 pub(crate) use self::error::ByteCount;
 pub use self::error::{ShapeText, TensorError};
