@@ -124,22 +124,7 @@ const EXP_COEFFICIENTS: [f64; 12] = [
 /// to `0` through the same arithmetic, and NaN passes through.
 #[inline(always)]
 pub(super) fn exp(x: f64) -> f64 {
-    let x = x.clamp(-745.2, 709.8);
-    let shifted = x * std::f64::consts::LOG2_E + ROUNDING_SHIFT;
-    let k = shifted - ROUNDING_SHIFT;
-    // The integer k is the difference of the two sums' bit patterns (within +-1100 here).
-    let k_bits = (shifted.to_bits() as i64).wrapping_sub(ROUNDING_SHIFT.to_bits() as i64);
-
-    // r = x - k ln 2 as r + r_low; x - k * LN2_HI is exact.
-    let reduced = x - k * LN2_HI;
-    let correction = k * LN2_LO;
-    let r = reduced - correction;
-    let r_low = (reduced - r) - correction;
-
-    let mut tail = EXP_COEFFICIENTS[11];
-    for &coefficient in EXP_COEFFICIENTS[..11].iter().rev() {
-        tail = tail * r + coefficient;
-    }
+    let Reduced { k_bits, r, r_low, tail } = reduce(x.clamp(-745.2, 709.8));
     // 1 + r is split exactly into a sum and its rounding error, and every small term joins the
     // error before the one final rounding.
     let sum = 1.0 + r;
@@ -197,19 +182,7 @@ pub(super) fn tanh(x: f64) -> f64 {
 /// below the result's last place), and the two large parts are added without rounding.
 #[inline(always)]
 fn expm1_positive(x: f64) -> (f64, f64) {
-    let shifted = x * std::f64::consts::LOG2_E + ROUNDING_SHIFT;
-    let k = shifted - ROUNDING_SHIFT;
-    let k_bits = (shifted.to_bits() as i64).wrapping_sub(ROUNDING_SHIFT.to_bits() as i64);
-
-    let reduced = x - k * LN2_HI;
-    let correction = k * LN2_LO;
-    let r = reduced - correction;
-    let r_low = (reduced - r) - correction;
-
-    let mut tail = EXP_COEFFICIENTS[11];
-    for &coefficient in EXP_COEFFICIENTS[..11].iter().rev() {
-        tail = tail * r + coefficient;
-    }
+    let Reduced { k_bits, r, r_low, tail } = reduce(x);
     // e^(r + r_low) - 1 = r + (r^2 tail + r_low (1 + r)), the second part small against r.
     let small = r * r * tail + (r_low + r_low * r);
 
@@ -219,6 +192,36 @@ fn expm1_positive(x: f64) -> (f64, f64) {
     let low = error + scale * small;
     let hi = sum + low;
     (hi, low - (hi - sum))
+}
+
+/// The argument reduction of [`exp`] and [`expm1_positive`]: `x = k ln 2 + r + r_low` with
+/// `|r| <= ln 2 / 2`, and the Taylor tail `1/2! + r/3! + ...` (to degree 13) at `r`.
+struct Reduced {
+    /// The integer `k` (within +-1100 for the arguments here).
+    k_bits: i64,
+    r: f64,
+    r_low: f64,
+    tail: f64,
+}
+
+#[inline(always)]
+fn reduce(x: f64) -> Reduced {
+    let shifted = x * std::f64::consts::LOG2_E + ROUNDING_SHIFT;
+    let k = shifted - ROUNDING_SHIFT;
+    // The integer k is the difference of the two sums' bit patterns.
+    let k_bits = (shifted.to_bits() as i64).wrapping_sub(ROUNDING_SHIFT.to_bits() as i64);
+
+    // r = x - k ln 2 as r + r_low; x - k * LN2_HI is exact.
+    let reduced = x - k * LN2_HI;
+    let correction = k * LN2_LO;
+    let r = reduced - correction;
+    let r_low = (reduced - r) - correction;
+
+    let mut tail = EXP_COEFFICIENTS[11];
+    for &coefficient in EXP_COEFFICIENTS[..11].iter().rev() {
+        tail = tail * r + coefficient;
+    }
+    Reduced { k_bits, r, r_low, tail }
 }
 
 /// `a + b` and its rounding error, exactly (Knuth's two-sum, for operands of any magnitudes).
