@@ -36,18 +36,24 @@ const BENCHES: &[(&str, &str, &str)] = &[
 const SECTION_ORDER: &[&str] =
     &["reference-tools", "parse", "check", "lsp", "tape", "engine", "autodiff", "einsum"];
 
-const USAGE: &str = "usage: cargo xtask bench [--threads N] \
+const USAGE: &str = "usage: cargo xtask bench [--threads N] [--rounds N] \
                      [all | parse | check | lsp | tape | engine | autodiff | einsum]...";
 
 struct Options {
     names: Vec<String>,
     threads: usize,
+    /// How many times each comparative group is measured, both sides each time.
+    rounds: usize,
 }
+
+/// Rounds of each comparative group by default: an odd number, so that one has the median.
+const DEFAULT_ROUNDS: usize = 3;
 
 impl Options {
     fn parse(args: &[String]) -> Result<Options, String> {
         let mut names = Vec::new();
         let mut threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut rounds = DEFAULT_ROUNDS;
         let mut args = args.iter();
         while let Some(arg) = args.next() {
             match arg.as_str() {
@@ -57,6 +63,13 @@ impl Options {
                         .and_then(|n| n.parse().ok())
                         .filter(|&n| n > 0)
                         .ok_or_else(|| format!("--threads needs a positive number\n{USAGE}"))?;
+                }
+                "--rounds" => {
+                    rounds = args
+                        .next()
+                        .and_then(|n| n.parse().ok())
+                        .filter(|&n| n > 0)
+                        .ok_or_else(|| format!("--rounds needs a positive number\n{USAGE}"))?;
                 }
                 "all" => {}
                 name if name.starts_with('-') => {
@@ -73,7 +86,7 @@ impl Options {
         if let Some(unknown) = names.iter().find(|name| !known.contains(&name.as_str())) {
             return Err(format!("no benchmark named {unknown}; known: all, {}", known.join(", ")));
         }
-        Ok(Options { names, threads })
+        Ok(Options { names, threads, rounds })
     }
 
     fn selects(&self, name: &str) -> bool {
@@ -101,7 +114,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         let tools = python.environment(root, &env)?;
         sections.push(("reference-tools".to_owned(), reference_tools(&tools, options.threads)));
         for group in groups {
-            let text = comparative_section(root, group, &python, &mut nabla, &env, options.threads);
+            let text = comparative_section(root, group, &python, &mut nabla, &env, &options);
             print!("{text}");
             sections.push((group.name.to_owned(), text));
         }
@@ -109,14 +122,15 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     write_page(root, sections)
 }
 
-/// Runs one group's reference script, then its Nabla programs, and renders the section.
+/// Runs one group's reference script and then its Nabla programs, [`Options::rounds`] times, and
+/// renders the section.
 fn comparative_section(
     root: &Path,
     group: &groups::Group,
     python: &python::Python,
     nabla: &mut nabla::Nabla,
     env: &[(String, String)],
-    threads: usize,
+    options: &Options,
 ) -> String {
     eprintln!("==> bench {}: bench/{} and its Nabla programs", group.name, group.script);
     // Sampled while this command is idle, so it is other processes' load, not ours.
@@ -127,24 +141,35 @@ fn comparative_section(
             busy * 100.0
         );
     }
-    let figures = python.figures(root, group.script, env);
-    if let Err(err) = &figures {
-        eprintln!("    {err}");
+    let mut rounds = Vec::with_capacity(options.rounds);
+    let mut script_error = None;
+    for round in 1..=options.rounds {
+        eprintln!("    round {round} of {}", options.rounds);
+        let figures = python.figures(root, group.script, env);
+        if let Err(err) = &figures {
+            eprintln!("    {err}");
+            script_error.get_or_insert_with(|| err.clone());
+        }
+        nabla.forget();
+        rounds.push(compare::measure(group, &mut compare::Round { root, nabla, figures }));
     }
     let priority = match niceness() {
         0 => String::new(),
         nice => format!(" (this run at nice {nice})"),
     };
+    let threads = options.threads;
     let measured = format!(
-        "Measured {} on {threads} thread{} for every tool, Nabla built from {}; just before, other \
-         processes kept the CPUs {:.0}% busy{}{priority}.",
+        "Measured {} on {threads} thread{} for every tool, Nabla built from {}, in {} round{}; \
+         just before, other processes kept the CPUs {:.0}% busy{}{priority}.",
         today(),
         if threads == 1 { "" } else { "s" },
         source_revision(root),
+        options.rounds,
+        if options.rounds == 1 { "" } else { "s" },
         busy * 100.0,
         if busy > 0.1 { ", so these figures are noisier than an idle machine's" } else { "" },
     );
-    compare::section(group, &mut compare::Run { root, nabla, figures, measured })
+    compare::section(group, &rounds, &measured, nabla.unavailable(), script_error.as_deref())
 }
 
 fn rust_bench(root: &Path, name: &str, package: &str, target: &str) -> Result<String, String> {
@@ -401,5 +426,8 @@ mod tests {
         assert!(Options::parse(&args(&["all"])).unwrap().selects("einsum"));
         assert!(Options::parse(&args(&["nope"])).is_err());
         assert!(Options::parse(&args(&["--threads", "0"])).is_err());
+        assert_eq!(Options::parse(&args(&[])).unwrap().rounds, DEFAULT_ROUNDS);
+        assert_eq!(Options::parse(&args(&["--rounds", "5", "engine"])).unwrap().rounds, 5);
+        assert!(Options::parse(&args(&["--rounds", "0"])).is_err());
     }
 }

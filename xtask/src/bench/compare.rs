@@ -13,60 +13,131 @@ use super::{
 /// A measured time in seconds, or why there is none.
 type Measured = Result<f64, String>;
 
-/// What a group's section needs besides the group: both sides and how the run was set up.
-pub struct Run<'a> {
+/// One round of a group: the reference script's figures, then the Nabla programs, run one after
+/// the other so that both sides meet the same machine.
+pub struct Round<'a> {
     pub root: &'a Path,
     pub nabla: &'a mut Nabla,
     /// The reference script's figures, or why the script gave none.
     pub figures: Result<HashMap<String, Figure>, String>,
-    /// A line on when and how the group was measured.
-    pub measured: String,
 }
 
-pub fn section(group: &Group, run: &mut Run<'_>) -> String {
-    let mut text = format!("## {}\n\n{}\n", group.title, run.measured);
-    if let Some(reason) = run.nabla.unavailable() {
+/// One line of a group's table as one round measured it.
+#[derive(Clone, Debug)]
+pub enum Line {
+    /// A Nabla time beside a reference's.
+    Time {
+        benchmark: String,
+        nabla: Measured,
+        tool: String,
+        reference: Measured,
+        target: Option<Target>,
+    },
+    /// Cells that do not vary between rounds (the tape's bytes per operation).
+    Fixed([String; 5]),
+}
+
+impl Line {
+    fn ratio(&self) -> Option<f64> {
+        match self {
+            Line::Time { nabla: Ok(n), reference: Ok(r), .. } if *r > 0.0 => Some(n / r),
+            _ => None,
+        }
+    }
+}
+
+/// Every line of `group`'s table, measured in one round.
+pub fn measure(group: &Group, round: &mut Round<'_>) -> Vec<Line> {
+    group.rows.iter().flat_map(|row| lines(row, round)).collect()
+}
+
+/// A group's section from its rounds (each the lines of [`measure`]). Each line shows the round
+/// whose ratio is the median of the rounds' (the lower one of an even count), so its two times
+/// and its ratio were measured together, and the range of the ratios beside it.
+pub fn section(
+    group: &Group,
+    rounds: &[Vec<Line>],
+    measured: &str,
+    nabla_unavailable: Option<&str>,
+    script_error: Option<&str>,
+) -> String {
+    let mut text = format!("## {}\n\n{measured}\n", group.title);
+    if let Some(reason) = nabla_unavailable {
         text.push_str(&format!(
             "\nNabla not measured: {reason}. The reference figures are real; the Nabla cells \
              and the ratios stay empty until the harness can run the programs under `bench/`.\n"
         ));
     }
-    if let Err(err) = &run.figures {
+    if let Some(err) = script_error {
         text.push_str(&format!("\nThe reference script `bench/{}` failed: {err}.\n", group.script));
     }
     text.push_str("\n| benchmark | Nabla | reference | ratio | target |\n|---|---|---|---|---|\n");
-    for row in group.rows {
-        for cells in rows(row, run) {
-            text.push_str(&format!("| {} |\n", cells.join(" | ")));
-        }
+    let count = rounds.iter().map(Vec::len).min().unwrap_or(0);
+    for index in 0..count {
+        let measured: Vec<&Line> = rounds.iter().map(|lines| &lines[index]).collect();
+        text.push_str(&format!("| {} |\n", median_line(&measured).join(" | ")));
     }
     text.push_str(&format!(
-        "\nRatio: Nabla's time over the reference's (below 1, Nabla is faster); ✓ or ✗ marks a \
+        "\nRatio: Nabla's time over the reference's (below 1, Nabla is faster){}; ✓ or ✗ marks a \
          measured ratio inside or outside the issue's target. {}\n",
+        match rounds.len() {
+            0 | 1 => String::new(),
+            n => format!(
+                ", from the one of {n} rounds whose ratio is the median, with the range of the \
+                 {n} rounds' ratios in parentheses"
+            ),
+        },
         group.notes
     ));
     text
 }
 
-/// The table rows one group row becomes, as cells.
-fn rows(row: &Row, run: &mut Run<'_>) -> Vec<[String; 5]> {
+/// The cells of the round whose ratio is the median, with the ratios' range when there are
+/// several; the first round's when no round has a ratio.
+fn median_line(rounds: &[&Line]) -> [String; 5] {
+    let mut ratios: Vec<(f64, usize)> =
+        rounds.iter().enumerate().filter_map(|(i, line)| Some((line.ratio()?, i))).collect();
+    ratios.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let chosen = ratios.get(ratios.len().saturating_sub(1) / 2).map_or(0, |&(_, i)| i);
+    let range = match (ratios.first(), ratios.last()) {
+        (Some(low), Some(high)) if ratios.len() > 1 => Some((low.0, high.0)),
+        _ => None,
+    };
+    match rounds.get(chosen) {
+        Some(Line::Time { benchmark, nabla, tool, reference, target }) => {
+            time_row(benchmark, nabla, tool, reference, *target, range)
+        }
+        Some(Line::Fixed(cells)) => cells.clone(),
+        None => Default::default(),
+    }
+}
+
+/// The lines one group row becomes.
+fn lines(row: &Row, run: &mut Round<'_>) -> Vec<Line> {
+    let time = |benchmark: &str, nabla: &Measured, tool: String, reference, target| Line::Time {
+        benchmark: benchmark.to_owned(),
+        nabla: nabla.clone(),
+        tool,
+        reference,
+        target,
+    };
     match row {
         Row::Time { benchmark, nabla, reference, target } => {
             let nabla_seconds = program_seconds(run, *nabla);
             let (tool, reference_seconds) = reference_seconds(run, reference);
-            vec![time_row(benchmark, &nabla_seconds, &tool, &reference_seconds, *target)]
+            vec![time(benchmark, &nabla_seconds, tool, reference_seconds, *target)]
         }
         Row::EachAndFastest { benchmark, nabla, tools, target } => {
             let nabla_seconds = program_seconds(run, *nabla);
-            let mut rows = Vec::new();
+            let mut lines = Vec::new();
             for &(key, tool) in *tools {
                 let reference = Reference::Script { key, tool };
                 let (tool, seconds) = reference_seconds(run, &reference);
-                rows.push(time_row(benchmark, &nabla_seconds, &tool, &seconds, None));
+                lines.push(time(benchmark, &nabla_seconds, tool, seconds, None));
             }
             let (tool, seconds) = reference_seconds(run, &Reference::Fastest(tools));
-            rows.push(time_row(benchmark, &nabla_seconds, &tool, &seconds, *target));
-            rows
+            lines.push(time(benchmark, &nabla_seconds, tool, seconds, *target));
+            lines
         }
         Row::TapeBytes { benchmark, nabla } => {
             let bytes = match run.nabla.timings(run.root, nabla.file) {
@@ -76,7 +147,13 @@ fn rows(row: &Row, run: &mut Run<'_>) -> Vec<[String; 5]> {
                 },
                 Err(reason) => format!("not measured: {reason}"),
             };
-            vec![[benchmark.to_string(), bytes, "—".into(), "—".into(), "reported".into()]]
+            vec![Line::Fixed([
+                benchmark.to_string(),
+                bytes,
+                "—".into(),
+                "—".into(),
+                "reported".into(),
+            ])]
         }
     }
 }
@@ -87,6 +164,7 @@ fn time_row(
     tool: &str,
     reference: &Measured,
     target: Option<Target>,
+    range: Option<(f64, f64)>,
 ) -> [String; 5] {
     let nabla_cell = match nabla {
         Ok(seconds) => format_seconds(*seconds),
@@ -100,7 +178,13 @@ fn time_row(
         (Ok(n), Ok(r)) if *r > 0.0 => Some(n / r),
         _ => None,
     };
-    let ratio_cell = ratio.map_or_else(|| "—".to_owned(), format_ratio);
+    let ratio_cell = match (ratio, range) {
+        (Some(ratio), Some((low, high))) => {
+            format!("{} ({}–{})", format_ratio(ratio), format_ratio(low), format_ratio(high))
+        }
+        (Some(ratio), None) => format_ratio(ratio),
+        (None, _) => "—".to_owned(),
+    };
     let target_cell = match (target, ratio) {
         (Some(target), Some(ratio)) if ratio <= target.max_ratio => format!("{} ✓", target.text),
         (Some(target), Some(_)) => format!("{} ✗", target.text),
@@ -111,7 +195,7 @@ fn time_row(
 }
 
 /// A program's time less its baseline's, per repetition of its kernel.
-fn program_seconds(run: &mut Run<'_>, program: Program) -> Measured {
+fn program_seconds(run: &mut Round<'_>, program: Program) -> Measured {
     let total = run.nabla.timings(run.root, program.file)?.run_seconds;
     let baseline = match program.baseline {
         Some(file) => run.nabla.timings(run.root, file)?.run_seconds,
@@ -124,7 +208,7 @@ fn program_seconds(run: &mut Run<'_>, program: Program) -> Measured {
 }
 
 /// The reference's name for the table and its time.
-fn reference_seconds(run: &mut Run<'_>, reference: &Reference) -> (String, Measured) {
+fn reference_seconds(run: &mut Round<'_>, reference: &Reference) -> (String, Measured) {
     match reference {
         Reference::Script { key, tool } => ((*tool).to_owned(), figure(&run.figures, key)),
         Reference::Nabla { program, tool } => ((*tool).to_owned(), program_seconds(run, *program)),
@@ -198,15 +282,51 @@ mod tests {
     #[test]
     fn a_ratio_is_marked_only_when_both_sides_are_measured() {
         let target = Some(Target { max_ratio: 1.1, text: "≤ 1.1" });
-        let row = time_row("mm", &Ok(0.2), "NumPy", &Ok(0.1), target);
+        let row = time_row("mm", &Ok(0.2), "NumPy", &Ok(0.1), target, None);
         assert_eq!(row[3], "2.00");
         assert_eq!(row[4], "≤ 1.1 ✗");
-        let row = time_row("mm", &Ok(0.1), "NumPy", &Ok(0.1), target);
+        let row = time_row("mm", &Ok(0.1), "NumPy", &Ok(0.1), target, None);
         assert_eq!(row[4], "≤ 1.1 ✓");
-        let row =
-            time_row("mm", &Err("`nabla run` is not built yet".into()), "NumPy", &Ok(0.1), target);
+        let row = time_row(
+            "mm",
+            &Err("`nabla run` is not built yet".into()),
+            "NumPy",
+            &Ok(0.1),
+            target,
+            None,
+        );
         assert_eq!(row[1], "not measured: `nabla run` is not built yet");
         assert_eq!(row[2], "NumPy: 100 ms");
         assert_eq!((row[3].as_str(), row[4].as_str()), ("—", "≤ 1.1"));
+    }
+
+    /// The round of the median ratio supplies all three cells, and the range spans every round.
+    #[test]
+    fn rounds_show_the_median_ratio_and_their_range() {
+        let target = Some(Target { max_ratio: 1.0, text: "≤ 1" });
+        let line = |nabla: f64, reference: f64| Line::Time {
+            benchmark: "fib".into(),
+            nabla: Ok(nabla),
+            tool: "CPython".into(),
+            reference: Ok(reference),
+            target,
+        };
+        let rounds = [line(0.3, 1.0), line(0.2, 0.1), line(0.5, 1.0)];
+        let cells = median_line(&rounds.iter().collect::<Vec<_>>());
+        assert_eq!(cells[1..], ["500 ms", "CPython: 1.00 s", "0.50 (0.30–2.00)", "≤ 1 ✓"]);
+        // An even count takes the lower median; a round without a ratio is left out.
+        let unmeasured = Line::Time {
+            benchmark: "fib".into(),
+            nabla: Err("failed".into()),
+            tool: "CPython".into(),
+            reference: Ok(1.0),
+            target,
+        };
+        let rounds = [line(0.4, 1.0), unmeasured.clone(), line(0.2, 1.0)];
+        let cells = median_line(&rounds.iter().collect::<Vec<_>>());
+        assert_eq!(cells[3], "0.20 (0.20–0.40)");
+        // With no ratio at all, the first round's cells, without a range.
+        let cells = median_line(&[&unmeasured]);
+        assert_eq!((cells[1].as_str(), cells[3].as_str()), ("not measured: failed", "—"));
     }
 }

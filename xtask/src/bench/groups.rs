@@ -46,7 +46,7 @@ pub enum Reference {
 }
 
 /// The largest ratio (Nabla's time over the reference's) the issue accepts.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub struct Target {
     pub max_ratio: f64,
     pub text: &'static str,

@@ -73,7 +73,12 @@ impl Nabla {
         self.unavailable.as_deref()
     }
 
-    /// The median timings of `bench/<file>`, measured once per harness run.
+    /// Forgets the timings measured so far, so that the next round measures every program again.
+    pub fn forget(&mut self) {
+        self.cache.clear();
+    }
+
+    /// The median timings of `bench/<file>`, measured once per round.
     pub fn timings(&mut self, root: &Path, file: &'static str) -> Result<Timings, String> {
         if let Some(reason) = &self.unavailable {
             return Err(reason.clone());
