@@ -98,14 +98,20 @@ pub enum IntOp {
 }
 
 /// Comparison operators.
+///
+/// Each discriminant is the set of outcomes of comparing `a` with `b` for which the operator
+/// holds, one bit each: less (1), equal (2), greater (4) and unordered (8, when a NaN is
+/// involved). Evaluating one is then a shift and a mask of the outcome, without a branch on the
+/// operator: the hot loops and calls of the interpreter test one on every iteration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum Cmp {
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Eq,
-    Ne,
+    Lt = 0b0001,
+    Le = 0b0011,
+    Gt = 0b0100,
+    Ge = 0b0110,
+    Eq = 0b0010,
+    Ne = 0b1101,
 }
 
 impl Cmp {
@@ -135,14 +141,13 @@ impl Cmp {
     /// Whether `a self b` holds (false for every comparison but `!=` when a NaN is involved).
     #[inline(always)]
     fn holds<T: PartialOrd>(self, a: T, b: T) -> bool {
-        match self {
-            Cmp::Lt => a < b,
-            Cmp::Le => a <= b,
-            Cmp::Gt => a > b,
-            Cmp::Ge => a >= b,
-            Cmp::Eq => a == b,
-            Cmp::Ne => a != b,
-        }
+        let outcome = match a.partial_cmp(&b) {
+            Some(std::cmp::Ordering::Less) => 0,
+            Some(std::cmp::Ordering::Equal) => 1,
+            Some(std::cmp::Ordering::Greater) => 2,
+            None => 3,
+        };
+        (self as u8 >> outcome) & 1 != 0
     }
 
     pub fn binary_op(self) -> BinaryOp {
@@ -856,6 +861,33 @@ impl Unit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every comparison agrees with Rust's operator on integers and on floats, NaN included.
+    #[test]
+    fn comparisons_agree_with_the_operators() {
+        let cases: [(Cmp, fn(f64, f64) -> bool); 6] = [
+            (Cmp::Lt, |a, b| a < b),
+            (Cmp::Le, |a, b| a <= b),
+            (Cmp::Gt, |a, b| a > b),
+            (Cmp::Ge, |a, b| a >= b),
+            (Cmp::Eq, |a, b| a == b),
+            (Cmp::Ne, |a, b| a != b),
+        ];
+        let floats = [f64::NEG_INFINITY, -1.5, -0.0, 0.0, 2.0, f64::INFINITY, f64::NAN];
+        for (cmp, operator) in cases {
+            for a in floats {
+                for b in floats {
+                    assert_eq!(cmp.floats(a, b), operator(a, b), "{a} {cmp:?} {b}");
+                }
+            }
+            for a in [i64::MIN, -3, 0, 3, i64::MAX] {
+                for b in [i64::MIN, -3, 0, 3, i64::MAX] {
+                    assert_eq!(cmp.ints(a, b), operator(a as f64, b as f64), "{a} {cmp:?} {b}");
+                    assert_eq!(cmp.negate().ints(a, b), !cmp.ints(a, b), "{a} {cmp:?} {b}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn instructions_stay_small() {
