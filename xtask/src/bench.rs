@@ -49,6 +49,14 @@ struct Options {
 /// Rounds of each comparative group by default: an odd number, so that one has the median.
 const DEFAULT_ROUNDS: usize = 3;
 
+/// The positive number an option `flag` is given.
+fn positive(flag: &str, value: Option<&String>) -> Result<usize, String> {
+    value
+        .and_then(|n| n.parse().ok())
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("{flag} needs a positive number\n{USAGE}"))
+}
+
 impl Options {
     fn parse(args: &[String]) -> Result<Options, String> {
         let mut names = Vec::new();
@@ -57,20 +65,8 @@ impl Options {
         let mut args = args.iter();
         while let Some(arg) = args.next() {
             match arg.as_str() {
-                "--threads" => {
-                    threads = args
-                        .next()
-                        .and_then(|n| n.parse().ok())
-                        .filter(|&n| n > 0)
-                        .ok_or_else(|| format!("--threads needs a positive number\n{USAGE}"))?;
-                }
-                "--rounds" => {
-                    rounds = args
-                        .next()
-                        .and_then(|n| n.parse().ok())
-                        .filter(|&n| n > 0)
-                        .ok_or_else(|| format!("--rounds needs a positive number\n{USAGE}"))?;
-                }
+                "--threads" => threads = positive(arg, args.next())?,
+                "--rounds" => rounds = positive(arg, args.next())?,
                 "all" => {}
                 name if name.starts_with('-') => {
                     return Err(format!("unknown option {name}\n{USAGE}"));

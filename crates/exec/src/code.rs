@@ -865,7 +865,8 @@ mod tests {
     /// Every comparison agrees with Rust's operator on integers and on floats, NaN included.
     #[test]
     fn comparisons_agree_with_the_operators() {
-        let cases: [(Cmp, fn(f64, f64) -> bool); 6] = [
+        type Operator = fn(f64, f64) -> bool;
+        let cases: [(Cmp, Operator); 6] = [
             (Cmp::Lt, |a, b| a < b),
             (Cmp::Le, |a, b| a <= b),
             (Cmp::Gt, |a, b| a > b),

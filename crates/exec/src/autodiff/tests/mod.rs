@@ -68,6 +68,21 @@ pub(super) fn scalarize(t: &mut Tape, y: Value) -> Result<Value, AdError> {
     ops::reduce(t, ReduceOp::Sum, weighted, None)
 }
 
+/// `args` with the one at `position` moved to the front, where the transforms differentiate.
+pub(super) fn moved_first(args: &[Value], position: usize) -> Vec<Value> {
+    let mut reordered = args.to_vec();
+    let moved = reordered.remove(position);
+    reordered.insert(0, moved);
+    reordered
+}
+
+/// Undoes [`moved_first`]: the first of `xs` goes back to `position`.
+pub(super) fn moved_back(mut xs: Vec<Value>, position: usize) -> Vec<Value> {
+    let first = xs.remove(0);
+    xs.insert(position, first);
+    xs
+}
+
 /// Checks the gradient of `f` (scalarized) with respect to every differentiable argument against
 /// central finite differences.
 pub(super) fn assert_gradients(name: &str, f: TestFn<'_>, args: Vec<Value>) {
@@ -75,13 +90,9 @@ pub(super) fn assert_gradients(name: &str, f: TestFn<'_>, args: Vec<Value>) {
         if !args[position].is_differentiable() {
             continue;
         }
-        let mut reordered = args.clone();
-        let moved = reordered.remove(position);
-        reordered.insert(0, moved);
-        let mut wrapped = |t: &mut Tape, mut xs: Vec<Value>| {
-            let first = xs.remove(0);
-            xs.insert(position, first);
-            let y = f(t, xs)?;
+        let reordered = moved_first(&args, position);
+        let mut wrapped = |t: &mut Tape, xs: Vec<Value>| {
+            let y = f(t, moved_back(xs, position))?;
             scalarize(t, y)
         };
         let mut tape = Tape::new();

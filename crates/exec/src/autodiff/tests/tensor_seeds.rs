@@ -7,7 +7,10 @@
 
 use std::rc::Rc;
 
-use super::{TestFn, assert_close, assert_gradients, assert_hessian, numbers, sample, tensor};
+use super::{
+    TestFn, assert_close, assert_gradients, assert_hessian, moved_back, moved_first, numbers,
+    sample, tensor,
+};
 use crate::autodiff::{AdError, Tape, grad, vjp};
 use crate::einsum::Contraction;
 use crate::ops;
@@ -59,14 +62,8 @@ fn assert_backward(name: &str, f: TestFn<'_>, args: Vec<Value>) {
             })
             .collect();
         assert_close(&analytic, &numeric, 1e-6, &what("finite differences"));
-        let mut reordered = args.clone();
-        let moved = reordered.remove(position);
-        reordered.insert(0, moved);
-        let mut wrapped = |t: &mut Tape, mut xs: Vec<Value>| {
-            let first = xs.remove(0);
-            xs.insert(position, first);
-            f(t, xs)
-        };
+        let mut wrapped = |t: &mut Tape, xs: Vec<Value>| f(t, moved_back(xs, position));
+        let reordered = moved_first(&args, position);
         let pulled = vjp(&mut Tape::new(), &mut wrapped, reordered, ones.clone())
             .unwrap_or_else(|error| panic!("{name}: {error}"));
         assert_close(&analytic, &numbers(&pulled), 1e-12, &what("vjp of ones"));
