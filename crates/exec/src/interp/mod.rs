@@ -930,6 +930,11 @@ impl<'p, 'o> Machine<'p, 'o> {
                         enter!(*callee, *dst, |new_regs: *mut Value, _: *mut Value| {
                             set_int(unsafe { reg(new_regs, 0) }, value)
                         });
+                        // The base case was tested above and does not hold, so the callee starts
+                        // after it (its code has a `Return` after it, so `pc` stays inside).
+                        if unit.base_case.is_some() {
+                            pc = 1;
+                        }
                         continue 'exec;
                     }
                     Instr::Return { src } => break 'run *src,
