@@ -290,14 +290,6 @@ fn not_an_integer(value: &Value) -> RuntimeError {
 /// C's integer arithmetic on 64 bits; `None` on overflow, division by zero or a bad shift.
 #[inline(always)]
 fn checked_int(op: IntOp, a: i64, b: i64) -> Option<i64> {
-    // `+` and `-` (loop counters, `f(n - 1)`, `return a + b`) as direct branches first: a jump
-    // table over every operator would cost an indirect branch on each instruction.
-    if op == IntOp::Add {
-        return a.checked_add(b);
-    }
-    if op == IntOp::Sub {
-        return a.checked_sub(b);
-    }
     match op {
         IntOp::Add => a.checked_add(b),
         IntOp::Sub => a.checked_sub(b),

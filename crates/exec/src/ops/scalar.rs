@@ -39,15 +39,7 @@ pub(crate) fn unary_with_derivative(op: UnaryOp, x: f64) -> (f64, f64) {
 /// `op(x, y)` and its partial derivatives, for the arithmetic operators (not comparisons).
 #[inline(always)]
 pub(crate) fn binary_with_partials(op: BinaryOp, x: f64, y: f64) -> (f64, f64, f64) {
-    // `*` and `+` as direct branches first: a jump table over every operator costs an indirect
-    // branch on each recorded operation.
-    if op == BinaryOp::Mul {
-        return (x * y, y, x);
-    }
-    if op == BinaryOp::Add {
-        return (x + y, 1.0, 1.0);
-    }
-    // The other arithmetic operators are written out (as `BinaryOp::apply` computes them), so
+    // The four arithmetic operators are written out (as `BinaryOp::apply` computes them), so
     // that they and their partials take one branch on `op`.
     let z = match op {
         BinaryOp::Add => x + y,
