@@ -131,8 +131,10 @@ impl Rec {
 /// more than the copy itself on machines where first touches are slow).
 #[derive(Debug, Default)]
 pub(crate) struct RecStore {
-    /// Every chunk has a capacity of exactly `CHUNK`; the ones before the chunk holding the last
-    /// record are full, the ones after it empty (kept for reuse).
+    /// Every chunk has room for `CHUNK` records; chunk `k` holds records `k * CHUNK` up to the
+    /// length or `(k + 1) * CHUNK`, whichever is less, so the ones before the chunk holding the
+    /// last record are full and the ones after it empty (kept for reuse). Every method keeps this
+    /// invariant, and [`RecStore::get`] relies on it.
     chunks: Vec<Vec<Rec>>,
     len: usize,
 }
@@ -155,14 +157,35 @@ impl RecStore {
         self.chunks.len() * Self::CHUNK
     }
 
+    /// The record at `index`, if it is below the length: one comparison, because the invariant
+    /// of the `chunks` field makes every index below the length a record.
     #[inline]
     pub(crate) fn get(&self, index: usize) -> Option<&Rec> {
-        self.chunks.get(index >> Self::CHUNK_BITS)?.get(index & (Self::CHUNK - 1))
+        if index >= self.len {
+            return None;
+        }
+        debug_assert!(self.chunks[index >> Self::CHUNK_BITS].len() > index & (Self::CHUNK - 1));
+        // SAFETY: chunk `index >> CHUNK_BITS` exists and holds the record, by the invariant.
+        Some(unsafe {
+            self.chunks
+                .get_unchecked(index >> Self::CHUNK_BITS)
+                .get_unchecked(index & (Self::CHUNK - 1))
+        })
     }
 
+    /// [`RecStore::get`], for writing.
     #[inline]
     pub(crate) fn get_mut(&mut self, index: usize) -> Option<&mut Rec> {
-        self.chunks.get_mut(index >> Self::CHUNK_BITS)?.get_mut(index & (Self::CHUNK - 1))
+        if index >= self.len {
+            return None;
+        }
+        debug_assert!(self.chunks[index >> Self::CHUNK_BITS].len() > index & (Self::CHUNK - 1));
+        // SAFETY: as in `get`.
+        Some(unsafe {
+            self.chunks
+                .get_unchecked_mut(index >> Self::CHUNK_BITS)
+                .get_unchecked_mut(index & (Self::CHUNK - 1))
+        })
     }
 
     /// The chunks holding records `0..len`, in order.
@@ -319,8 +342,13 @@ pub(crate) enum Op {
 /// point into. `base` is the serial of the first record.
 #[derive(Debug, Default)]
 pub(crate) struct Records {
+    /// Whoever changes `base` or the capacity of `ops` calls [`Records::fit_room`] after.
     pub(crate) base: u64,
     pub(crate) ops: RecStore,
+    /// Scalar records may take the positions below this one without growing `ops` and without a
+    /// node index or serial outgrowing an [`Arg`] or a `NodeRef` (see [`Records::fit_room`]), so
+    /// the recording fast path checks its room with one comparison.
+    pub(crate) room_end: usize,
     pub(crate) general: Vec<Op>,
     pub(crate) values: Vec<Value>,
     pub(crate) kinds: Vec<Kind>,
@@ -334,12 +362,35 @@ impl Records {
     /// past the forgotten serials so that boxes naming them are stale from now on.
     pub(crate) fn release(&mut self) {
         self.base += self.ops.len() as u64;
+        self.fit_room();
         self.ops.clear();
         self.general.clear();
         self.values.clear();
         self.kinds.clear();
         self.extras.clear();
         self.saved_bytes = 0;
+    }
+
+    /// Recomputes `room_end` from the capacity and `base`: a record may start at position `len`
+    /// and take `slots` slots when `len + slots <= room_end`, which keeps every position below
+    /// `u32::MAX - 2` (so that [`Arg::CONSTANT`] stays distinct) and every serial within
+    /// `NodeRef::MAX_SERIAL`.
+    pub(crate) fn fit_room(&mut self) {
+        self.room_end = self.current_room_end();
+    }
+
+    fn current_room_end(&self) -> usize {
+        let serials_left = crate::value::NodeRef::MAX_SERIAL.saturating_sub(self.base) + 1;
+        let serials_left = usize::try_from(serials_left).unwrap_or(usize::MAX);
+        self.ops.capacity().min(u32::MAX as usize - 3).min(serials_left)
+    }
+
+    /// Whether a scalar record of `slots` slots fits after the last one; see
+    /// [`Records::fit_room`].
+    #[inline(always)]
+    pub(crate) fn has_room(&self, slots: usize) -> bool {
+        debug_assert_eq!(self.room_end, self.current_room_end(), "a stale room_end");
+        self.ops.len() + slots <= self.room_end
     }
 
     /// The general operation of a [`Rec::General`].

@@ -58,14 +58,19 @@ pub struct Tape {
     /// levels keep their allocations and their `base` for reuse.
     levels: Vec<Records>,
     depth: usize,
+    /// For every level in `levels`, the first serial that is live: its `base` while the level is
+    /// active, `u64::MAX` (no serial) once it is closed. [`Tape::is_live`] reads only this; every
+    /// change of a level's `base` or of `depth` goes through [`Tape::set_floor`].
+    floors: Vec<u64>,
     gradients: Option<Gradients>,
     /// An emptied adjoint store whose allocation the next backward pass reuses, so that a loop of
     /// transforms does not allocate (and fault in) a new store each time.
     spare: Adjoints,
-    /// Operations recorded and tape slots they took (net of fusion), over the whole run, for
-    /// [`Tape::bytes_per_operation`].
+    /// Operations recorded over the whole run, and tape slots taken by recordings since released
+    /// (net of fusion), for [`Tape::bytes_per_operation`]; the active recordings' slots are their
+    /// lengths, so that recording need not count them.
     operations: u64,
-    slots: u64,
+    released_slots: u64,
 }
 
 /// An operand of a scalar operation being recorded (see [`Tape::push_fused`]): its live node,
@@ -104,18 +109,21 @@ impl Tape {
         Tape {
             levels: vec![Records::default()],
             depth: 1,
+            floors: vec![0],
             gradients: None,
             spare: Adjoints::default(),
             operations: 0,
-            slots: 0,
+            released_slots: 0,
         }
     }
 
     /// The average bytes of tape records per recorded operation so far in this run (several
     /// scalar operations fused into one record share it), or `None` before any recording.
     pub fn bytes_per_operation(&self) -> Option<f64> {
+        let active: usize = self.levels.iter().map(|records| records.ops.len()).sum();
+        let slots = self.released_slots + active as u64;
         (self.operations > 0)
-            .then(|| (self.slots * size_of::<Rec>() as u64) as f64 / self.operations as f64)
+            .then(|| (slots * size_of::<Rec>() as u64) as f64 / self.operations as f64)
     }
 
     /// The bytes every active recording takes now (records, operations, saved values).
@@ -159,7 +167,24 @@ impl Tape {
     #[inline]
     pub(crate) fn is_live(&self, node: NodeRef) -> bool {
         let level = node.level();
-        level < self.depth && self.levels.get(level).is_some_and(|r| node.serial() >= r.base)
+        let live = self.floors.get(level).is_some_and(|&floor| node.serial() >= floor);
+        debug_assert_eq!(
+            live,
+            level < self.depth && self.levels.get(level).is_some_and(|r| node.serial() >= r.base),
+            "a stale liveness floor"
+        );
+        live
+    }
+
+    /// Makes `floors[level]` agree with the level's `base` and whether it is active.
+    fn set_floor(&mut self, level: usize) {
+        let floor = match self.levels.get(level) {
+            Some(records) if level < self.depth => records.base,
+            _ => u64::MAX,
+        };
+        if let Some(slot) = self.floors.get_mut(level) {
+            *slot = floor;
+        }
     }
 
     // ----- `var`, `backward`, `grad(x)` -----
@@ -256,7 +281,9 @@ impl Tape {
         };
         let mut records = std::mem::take(&mut self.levels[0]);
         let base = records.base;
+        self.released_slots += records.ops.len() as u64;
         self.levels[0].base = base + records.ops.len() as u64;
+        self.set_floor(0);
         let output = usize::try_from(node.serial() - base)
             .map_err(|_| AdError::internal("a node beyond the address space"))?;
         // The previous gradients are replaced: their store is emptied and reused.
@@ -331,8 +358,10 @@ impl Tape {
         }
         if self.levels.len() == level {
             self.levels.push(Records::default());
+            self.floors.push(u64::MAX);
         }
         self.depth += 1;
+        self.set_floor(level);
         Ok(level)
     }
 
@@ -345,8 +374,11 @@ impl Tape {
         self.depth = level;
         let records = &mut self.levels[level];
         let next = records.base + records.ops.len() as u64;
+        self.released_slots += records.ops.len() as u64;
         let taken = std::mem::take(records);
         records.base = next;
+        records.fit_room();
+        self.set_floor(level);
         Ok(taken)
     }
 
@@ -489,7 +521,6 @@ impl Tape {
         }
         records.ops.push(rec);
         self.operations += 1;
-        self.slots += 1;
         Ok(NodeRef::new(level, serial))
     }
 
@@ -503,7 +534,10 @@ impl Tape {
         }
         let additional = more.next_multiple_of(RecStore::CHUNK);
         self.check_memory(additional.saturating_mul(size_of::<Rec>()))?;
-        self.levels[level].ops.reserve(more)
+        let records = &mut self.levels[level];
+        let reserved = records.ops.reserve(more);
+        records.fit_room();
+        reserved
     }
 
     /// Records a float function of the live scalar `x` with the plain local derivative `dx`.
@@ -572,11 +606,10 @@ impl Tape {
                 self.operations += 1;
                 return Ok(term.node);
             }
-            let serial = records.base + len as u64;
-            if len < records.ops.capacity() && room(len, serial, 1) {
+            if records.has_room(1) {
+                let serial = records.base + len as u64;
                 records.ops.push(Rec::Scalar1 { x: index as u32, dx: term.partial });
                 self.operations += 1;
-                self.slots += 1;
                 return Ok(NodeRef::new(level, serial));
             }
         }
@@ -604,7 +637,6 @@ impl Tape {
                             *rec = Rec::Scalar1 { x, dx: dx + dy };
                         }
                         records.ops.pop();
-                        self.slots -= 1;
                         return Ok(a.node);
                     }
                     if let Some(rec) = records.ops.get_mut(i) {
@@ -616,17 +648,11 @@ impl Tape {
                     return Ok(b.node);
                 }
             }
-            let serial = records.base + len as u64 + 1;
-            if !a.fresh
-                && !b.fresh
-                && i != j
-                && len + 2 <= records.ops.capacity()
-                && room(len, serial, 2)
-            {
+            if !a.fresh && !b.fresh && i != j && records.has_room(2) {
+                let serial = records.base + len as u64 + 1;
                 records.ops.push(Rec::Pair { a: i as u32, da: a.partial });
                 records.ops.push(Rec::Scalar2 { b: j as u32, db: b.partial });
                 self.operations += 1;
-                self.slots += 2;
                 return Ok(NodeRef::new(level, serial));
             }
         }
@@ -718,7 +744,6 @@ impl Tape {
             records.ops.push(Rec::Scalar2 { b: y, db: dy });
         }
         self.operations += 1;
-        self.slots = self.slots + slots as u64 - (len - cut) as u64;
         Ok(NodeRef::new(level, serial))
     }
 
@@ -775,13 +800,6 @@ impl Tape {
             None => super::op::NOTHING_SAVED,
         }
     }
-}
-
-/// Whether a record of `slots` slots can start at tape index `len` with its node's serial
-/// `serial`: both stay within what an [`Arg`] and a [`NodeRef`] can name.
-#[inline(always)]
-fn room(len: usize, serial: u64, slots: usize) -> bool {
-    len + slots < u32::MAX as usize - 2 && serial <= NodeRef::MAX_SERIAL
 }
 
 /// The distinct inputs among `edges` (at most four) with their partials summed, and how many.
@@ -841,7 +859,7 @@ pub(crate) fn zeros_like(value: &Value) -> Result<Value, AdError> {
 mod tests {
     use super::*;
     use crate::ops;
-    use crate::tensor::ReduceOp;
+    use crate::tensor::{BinaryOp, ReduceOp};
 
     #[test]
     fn two_input_records_may_straddle_chunks() {
@@ -860,6 +878,35 @@ mod tests {
         let dx = tape.grad_of(&x).unwrap().as_f64();
         let dy = tape.grad_of(&y).unwrap().as_f64();
         assert_eq!((dx, dy), (Some(0.5f64.cos()), Some(n as f64)));
+    }
+
+    #[test]
+    fn recording_stops_at_the_last_serial() {
+        // A program tape whose next serial is three below the last one a node can carry: the
+        // leaf, `sin` and the product of the two (a two-slot record) take the last four serials,
+        // and both the one-slot and the two-slot fast paths then refuse to record rather than
+        // wrap a serial.
+        let mut tape = Tape::new();
+        tape.levels[0].base = NodeRef::MAX_SERIAL - 3;
+        tape.levels[0].fit_room();
+        tape.set_floor(0);
+        let x = tape.leaf(Value::Float(0.5)).unwrap();
+        let y = ops::unary(&mut tape, crate::tensor::UnaryOp::Sin, x.clone()).unwrap();
+        let z = ops::binary_fused(&mut tape, BinaryOp::Mul, y.clone(), x.clone(), [false; 2]);
+        let z = z.unwrap();
+        assert_eq!(program_node(&z).map(NodeRef::serial), Some(NodeRef::MAX_SERIAL));
+        let full = |result: Result<Value, AdError>| matches!(result, Err(error) if *error.kind() == AdErrorKind::TapeFull);
+        assert!(full(ops::unary(&mut tape, crate::tensor::UnaryOp::Sin, z.clone())));
+        assert!(full(ops::binary_fused(
+            &mut tape,
+            BinaryOp::Add,
+            z.clone(),
+            x.clone(),
+            [false; 2]
+        )));
+        tape.backward(&z).unwrap();
+        let expected = 0.5f64.cos() * 0.5 + 0.5f64.sin();
+        assert_eq!(tape.grad_of(&x).unwrap().as_f64(), Some(expected));
     }
 
     #[test]
