@@ -240,8 +240,11 @@ fn reference_tools(tools: &[(String, String)], threads: usize) -> String {
     text
 }
 
+/// The page the benchmarks write, relative to the repository root.
+const PAGE: &str = "docs/performance.md";
+
 fn write_page(root: &Path, fresh: Vec<(String, String)>) -> Result<(), String> {
-    let path = root.join("docs/performance.md");
+    let path = root.join(PAGE);
     let old = fs::read_to_string(&path).unwrap_or_default();
     let mut sections = marked_sections(&old);
     for (name, text) in fresh {
@@ -333,8 +336,10 @@ fn command_output(program: &str, args: &[&str]) -> String {
         .unwrap_or_default()
 }
 
-/// The commit the working tree is at, and whether it has changes on top. Read-only: with
-/// `GIT_OPTIONAL_LOCKS=0`, `git status` does not even refresh the index.
+/// The commit the working tree is at, and whether it has changes on top. The page this command
+/// writes is not one: running the benchmarks group by group rewrites it between runs, and its
+/// figures never depend on it. Read-only: with `GIT_OPTIONAL_LOCKS=0`, `git status` does not even
+/// refresh the index.
 fn source_revision(root: &Path) -> String {
     let git = |args: &[&str]| {
         Command::new("git")
@@ -346,12 +351,13 @@ fn source_revision(root: &Path) -> String {
             .filter(|output| output.status.success())
             .map(|output| String::from_utf8_lossy(&output.stdout).trim().to_owned())
     };
-    match git(&["rev-parse", "--short", "HEAD"]) {
-        Some(commit) => match git(&["status", "--porcelain", "--untracked-files=no"]) {
-            Some(changes) if !changes.is_empty() => format!("commit {commit} with local changes"),
-            _ => format!("commit {commit}"),
-        },
-        None => "a tree outside git".to_owned(),
+    let outside_page = format!(":(exclude){PAGE}");
+    let Some(commit) = git(&["rev-parse", "--short", "HEAD"]) else {
+        return "a tree outside git".to_owned();
+    };
+    match git(&["status", "--porcelain", "--untracked-files=no", "--", ".", &outside_page]) {
+        Some(changes) if !changes.is_empty() => format!("commit {commit} with local changes"),
+        _ => format!("commit {commit}"),
     }
 }
 
