@@ -380,7 +380,7 @@ impl Records {
     }
 
     fn current_room_end(&self) -> usize {
-        let serials_left = crate::value::NodeRef::MAX_SERIAL.saturating_sub(self.base) + 1;
+        let serials_left = (crate::value::NodeRef::MAX_SERIAL + 1).saturating_sub(self.base);
         let serials_left = usize::try_from(serials_left).unwrap_or(usize::MAX);
         self.ops.capacity().min(u32::MAX as usize - 3).min(serials_left)
     }

@@ -907,6 +907,9 @@ mod tests {
         tape.backward(&z).unwrap();
         let expected = 0.5f64.cos() * 0.5 + 0.5f64.sin();
         assert_eq!(tape.grad_of(&x).unwrap().as_f64(), Some(expected));
+        // Released, the tape's next serial is past the last: no record fits any more.
+        assert!(!tape.levels[0].has_room(1));
+        assert!(full(tape.leaf(Value::Float(1.0))));
     }
 
     #[test]
