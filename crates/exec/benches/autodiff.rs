@@ -97,8 +97,8 @@ fn recurrence(t: &mut Tape, x: Value) -> Result<Value, AdError> {
 
 struct LoopFigures {
     name: &'static str,
-    /// Tape slots one iteration records (a scalar operation of two recorded inputs takes two).
-    slots_per_iteration: usize,
+    /// Tape words one iteration recorded, measured.
+    words_per_iteration: usize,
     native: f64,
     forward: f64,
     program: f64,
@@ -134,12 +134,14 @@ fn loops() -> Result<Vec<LoopFigures>, AdError> {
         Ok(())
     })?;
     let mut forward_times = Vec::new();
+    let mut words = 0;
     let program = median(Clock::Thread, 7, || {
         let start = Clock::Thread.now();
         let x0 = tape.leaf(Value::Float(X0))?;
         let one = tape.leaf(Value::Float(1.0))?;
         let x = accumulate(&mut tape, x0.clone(), one.clone())?;
         forward_times.push(Clock::Thread.now() - start);
+        words = tape.program_len();
         tape.backward(&x)?;
         black_box((tape.grad_of(&x0)?, tape.grad_of(&one)?));
         Ok(())
@@ -152,7 +154,7 @@ fn loops() -> Result<Vec<LoopFigures>, AdError> {
     })?;
     figures.push(LoopFigures {
         name: "`x = x + one`",
-        slots_per_iteration: 1,
+        words_per_iteration: words / ITERATIONS,
         native,
         forward,
         program,
@@ -178,6 +180,7 @@ fn loops() -> Result<Vec<LoopFigures>, AdError> {
         let x0 = tape.leaf(Value::Float(X0))?;
         let x = recurrence(&mut tape, x0.clone())?;
         forward_times.push(Clock::Thread.now() - start);
+        words = tape.program_len();
         tape.backward(&x)?;
         black_box(tape.grad_of(&x0)?);
         Ok(())
@@ -189,7 +192,7 @@ fn loops() -> Result<Vec<LoopFigures>, AdError> {
     })?;
     figures.push(LoopFigures {
         name: "`x = x * a + sin(x) * b`",
-        slots_per_iteration: 5,
+        words_per_iteration: words / ITERATIONS,
         native,
         forward,
         program,
@@ -295,13 +298,14 @@ fn main() -> Result<(), AdError> {
          under the transform.\n"
     );
     println!(
-        "Tape memory: {record} bytes per record slot, one slot per scalar operation of one \
-         recorded input and two for two inputs ({} and {} bytes per iteration of the two loops \
-         here, where every operation is recorded on its own; `nabla run` fuses the second loop's \
-         four operations into one {record}-byte record), plus {adjoint} bytes per slot for the \
-         float adjoints while `backward` runs.\n",
-        record * figures[0].slots_per_iteration,
-        record * figures[1].slots_per_iteration,
+        "Tape memory: {record}-byte words, one for a scalar operation of one recorded input \
+         that is the node just before (a chain), two for one of another input and four for two \
+         inputs ({} and {} bytes per iteration of the two loops here, where every operation is \
+         recorded on its own; `nabla run` fuses the second loop's four operations into one \
+         {record}-byte chain), plus {adjoint} bytes per word for the float adjoints while \
+         `backward` runs.\n",
+        record * figures[0].words_per_iteration,
+        record * figures[1].words_per_iteration,
     );
     println!("| 784-256-10 tanh network, batch 128, float64 | time |");
     println!("|---|---|");

@@ -9,8 +9,8 @@ use exec::interp::{Limits, Machine};
 mod common;
 use common::{load, scratch};
 
-/// Runs `text` and returns what it printed, the records left on the program tape and the
-/// average tape bytes per recorded operation.
+/// Runs `text` and returns what it printed, the words left on the program tape and the average
+/// tape bytes per recorded operation.
 fn run(name: &str, text: &str) -> (String, usize, Option<f64>) {
     let dir = scratch(name);
     let (db, main) = load(&dir, text);
@@ -29,11 +29,12 @@ fn run(name: &str, text: &str) -> (String, usize, Option<f64>) {
 fn the_nilang_loop_leaves_one_record_per_iteration() {
     let text = "var float x0 = 0.5;\nfloat x = x0;\nloop (int i = 0; i < 1000; i++) {\n    x = x * 0.9 + sin(x) * 0.1;\n}\nprint(x);\n";
     let (out, records, bytes) = run("nilang", text);
-    // The leaf, then one record per iteration instead of four.
+    // The leaf, then one record per iteration instead of four, each one word: its input is the
+    // record before.
     assert_eq!(records, 1001);
-    // Four operations share each 16-byte record.
+    // Four operations share each 8-byte word.
     let bytes = bytes.unwrap_or_else(|| panic!("nothing recorded"));
-    assert!(bytes < 4.1, "{bytes} bytes per operation");
+    assert!(bytes < 2.1, "{bytes} bytes per operation");
     let mut x = 0.5f64;
     for _ in 0..1000 {
         x = x * 0.9 + x.sin() * 0.1;
@@ -45,7 +46,8 @@ fn the_nilang_loop_leaves_one_record_per_iteration() {
 fn values_held_by_variables_are_never_fused_away() {
     // `u` and `v` stay bound, so the records that made them stay; only the fresh temporaries of
     // `sin(u) * 2.0 + u * u` fuse, into one record of `u` (then `v * 0.5 + u` into one of two
-    // inputs, a pair of slots).
+    // inputs, a pair of four words; the others are one word each, their inputs being the records
+    // just before).
     let text = "var float w = 0.3;\nfloat u = w * 3.0;\nfloat v = sin(u) * 2.0 + u * u;\nfloat z = v * 0.5 + u;\nbackward(z);\nprint(grad(u), grad(v), grad(w));\n";
     let (out, records, _) = run("bound", text);
     // `backward` released the tape; reading `w` for `grad(w)` made it a fresh leaf.
@@ -55,7 +57,7 @@ fn values_held_by_variables_are_never_fused_away() {
     assert_eq!(out, format!("{du:?} 0.5 {:?}\n", 3.0 * du));
     let text = "var float w = 0.3;\nfloat u = w * 3.0;\nfloat v = sin(u) * 2.0 + u * u;\nfloat z = v * 0.5 + u;\nprint(z);\n";
     let (_, records, _) = run("bound-records", text);
-    assert_eq!(records, 1 + 1 + 1 + 2);
+    assert_eq!(records, 1 + 1 + 1 + 4);
 }
 
 #[test]

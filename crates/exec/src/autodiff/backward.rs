@@ -79,46 +79,61 @@ pub(crate) fn backward_pass(
     }
     adjoints.reset(output + 1);
     adjoints.set(output, seed)?;
-    // The chunks in reverse, each from its end (or from `output` in the chunk that holds it).
-    for (number, chunk) in records.ops.chunks().iter().enumerate().rev() {
-        let start = number * RecStore::CHUNK;
-        if start > output {
+    // The records in reverse, from `output`: each one's last word is its node, and the word
+    // before its first is the previous record's node.
+    let mut end = output + 1;
+    // The chunk of words the last record read was in, for the fast path of chains.
+    let (mut chunk, mut chunk_start): (&[u64], usize) = (&[], 0);
+    while let Some(index) = end.checked_sub(1) {
+        if index < chunk_start || index - chunk_start >= chunk.len() {
+            (chunk, chunk_start) = records.ops.chunk_of(index).unwrap_or((&[], 0));
+        }
+        if let Some(&word) = chunk.get(index.wrapping_sub(chunk_start))
+            && index > 0
+            && let Some(dx) = RecStore::chain_partial(word)
+        {
+            // A chain: a `Scalar1` whose input is the node just before.
+            end = index;
+            let g = adjoints.number(index);
+            if !g.is_nan() {
+                adjoints.add_number(t, index - 1, g * dx)?;
+            } else if let Some(g) = gradient(adjoints, index, keep) {
+                accumulate_scaled(t, adjoints, index as u32 - 1, g, dx)?;
+            }
             continue;
         }
-        let chunk = &chunk[..chunk.len().min(output + 1 - start)];
-        for (offset, rec) in chunk.iter().enumerate().rev() {
-            let index = start + offset;
-            match *rec {
-                Rec::Leaf { .. } | Rec::Pair { .. } => {}
-                Rec::Scalar1 { x, dx } => {
-                    let g = adjoints.number(index);
-                    if !g.is_nan() {
-                        adjoints.add_number(t, x as usize, g * dx)?;
-                    } else if let Some(g) = gradient(adjoints, index, keep) {
-                        accumulate_scaled(t, adjoints, x, g, dx)?;
-                    }
+        let Some((rec, start)) = records.ops.rec(index) else {
+            return Err(AdError::internal("a tape word that is not a record"));
+        };
+        end = start;
+        match rec {
+            Rec::Leaf { .. } | Rec::Pair { .. } => {}
+            Rec::Scalar1 { x, dx } => {
+                let g = adjoints.number(index);
+                if !g.is_nan() {
+                    adjoints.add_number(t, x as usize, g * dx)?;
+                } else if let Some(g) = gradient(adjoints, index, keep) {
+                    accumulate_scaled(t, adjoints, x, g, dx)?;
                 }
-                Rec::Scalar2 { b, db } => {
-                    let pair = match offset.checked_sub(1) {
-                        Some(before) => chunk.get(before),
-                        None => index.checked_sub(1).and_then(|before| records.ops.get(before)),
-                    };
-                    let Some(&Rec::Pair { a, da }) = pair else {
-                        return Err(AdError::internal("a two-input record without its pair"));
-                    };
-                    let g = adjoints.number(index);
-                    if !g.is_nan() {
-                        adjoints.add_number(t, a as usize, g * da)?;
-                        adjoints.add_number(t, b as usize, g * db)?;
-                    } else if let Some(g) = gradient(adjoints, index, keep) {
-                        accumulate_scaled(t, adjoints, a, g.clone(), da)?;
-                        accumulate_scaled(t, adjoints, b, g, db)?;
-                    }
+            }
+            Rec::Scalar2 { b, db } => {
+                let pair = start.checked_sub(1).and_then(|before| records.ops.rec(before));
+                let Some((Rec::Pair { a, da }, pair_start)) = pair else {
+                    return Err(AdError::internal("a two-input record without its pair"));
+                };
+                end = pair_start;
+                let g = adjoints.number(index);
+                if !g.is_nan() {
+                    adjoints.add_number(t, a as usize, g * da)?;
+                    adjoints.add_number(t, b as usize, g * db)?;
+                } else if let Some(g) = gradient(adjoints, index, keep) {
+                    accumulate_scaled(t, adjoints, a, g.clone(), da)?;
+                    accumulate_scaled(t, adjoints, b, g, db)?;
                 }
-                Rec::General { op } => {
-                    if let Some(g) = gradient(adjoints, index, keep) {
-                        pullback(t, records, records.op(op)?, g, adjoints)?;
-                    }
+            }
+            Rec::General { op } => {
+                if let Some(g) = gradient(adjoints, index, keep) {
+                    pullback(t, records, records.op(op)?, g, adjoints)?;
                 }
             }
         }

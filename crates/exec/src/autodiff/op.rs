@@ -1,21 +1,22 @@
-//! The records of the tape: one [`Rec`] of 16 bytes per tape slot, in execution order.
+//! The records of the tape, in execution order, stored as 8-byte words (see [`RecStore`]).
 //!
 //! Scalar operations whose local derivatives are plain numbers (the common case: a float tracked
 //! at one level only) record those derivatives directly: [`Rec::Scalar1`] is one input and its
-//! partial, a function of two inputs takes two slots ([`Rec::Pair`] for the first input, then
-//! [`Rec::Scalar2`], whose slot is the node). The backward pass over them is one multiply-add per
-//! input. Every other operation is a [`Rec::General`] naming an [`Op`] in its level's `general`
-//! arena, which holds its inputs and names its saved values, operand kinds and bulky parameters
-//! (index lists, permutations, contractions) by position in the level's other arenas
-//! ([`Records::values`], [`Records::kinds`], [`Records::extras`]). A record never holds a node of
-//! another level: inputs that are not tracked at the record's level are [`Arg::CONSTANT`] and get
-//! no gradient there.
+//! partial (one word when the input is the node just before, two otherwise), and a function of two
+//! inputs is a [`Rec::Pair`] for the first input, then a [`Rec::Scalar2`], whose last word is the
+//! node. The backward pass over them is one multiply-add per input. Every other operation is a
+//! [`Rec::General`] naming an [`Op`] in its level's `general` arena, which holds its inputs and
+//! names its saved values, operand kinds and bulky parameters (index lists, permutations,
+//! contractions) by position in the level's other arenas ([`Records::values`],
+//! [`Records::kinds`], [`Records::extras`]). A record never holds a node of another level: inputs
+//! that are not tracked at the record's level are [`Arg::CONSTANT`] and get no gradient there.
 //!
-//! Records and ops are plain data with no destructor, so releasing a recording of a million
+//! Words and ops are plain data with no destructor, so releasing a recording of a million
 //! records is a few length resets.
 //!
 //! This module only describes records; `ops` and the tape write them and `backward` reads them.
 
+use std::mem::MaybeUninit;
 use std::rc::Rc;
 
 use crate::einsum::Contraction;
@@ -103,8 +104,9 @@ pub(crate) enum Extra {
     Einsum(EinsumRecord),
 }
 
-/// One slot of a level's tape. Every slot but a [`Rec::Pair`] is a node, whose tape index (its
-/// position) is what [`Arg`]s and the adjoint store use.
+/// A record of a level's tape, as [`RecStore::rec`] reads it back from its words and
+/// [`RecStore::push_rec`] writes it. Every record but a [`Rec::Pair`] is a node, whose tape index
+/// (the position of its last word) is what [`Arg`]s and the adjoint store use.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Rec {
     /// A `var` (program level) or the argument a transform differentiates. A `var` re-leafed after
@@ -113,7 +115,7 @@ pub(crate) enum Rec {
     Leaf { origin: u64 },
     /// A float function of one tracked float with the plain local derivative `dx`.
     Scalar1 { x: u32, dx: f64 },
-    /// The first input of the [`Rec::Scalar2`] in the next slot and its partial; not a node.
+    /// The first input of the [`Rec::Scalar2`] right after and its partial; not a node.
     Pair { a: u32, da: f64 },
     /// A float function of two tracked floats with plain local derivatives: `b` and its partial
     /// here, the other input in the [`Rec::Pair`] just before.
@@ -126,24 +128,84 @@ impl Rec {
     pub(crate) const NO_ORIGIN: u64 = u64::MAX;
 }
 
-/// The records of one level in chunks of [`RecStore::CHUNK`] records, so that a growing recording
-/// never copies what it holds (a copy would also fault in fresh memory for all of it, which costs
-/// more than the copy itself on machines where first touches are slow).
+/// How records are laid out in 8-byte words (see [`RecStore`]): a word is either a partial
+/// derivative, any `f64` but a signalling NaN of the tags below (the store quiets every NaN it
+/// is given), or a tag in the top 16 bits, a signalling-NaN pattern, with a 48-bit payload.
+mod word {
+    /// A [`super::Rec::Scalar1`] whose input is not the node just before: the payload is the
+    /// input, the partial is the word before.
+    pub(super) const INPUT: u64 = 0x7FF1;
+    /// A [`super::Rec::Pair`]: the payload is the input, the partial is the word before.
+    pub(super) const PAIR: u64 = 0x7FF2;
+    /// A [`super::Rec::Scalar2`]: the payload is the input, the partial is the word before.
+    pub(super) const INPUT2: u64 = 0x7FF3;
+    /// A leaf continuing the serial in the payload.
+    pub(super) const LEAF: u64 = 0x7FF4;
+    /// A leaf without an origin.
+    pub(super) const ROOT: u64 = 0x7FF5;
+    /// A [`super::Rec::General`]: the payload is the operation's index.
+    pub(super) const GENERAL: u64 = 0x7FF6;
+    pub(super) const SHIFT: u32 = 48;
+    pub(super) const PAYLOAD: u64 = (1 << SHIFT) - 1;
+
+    /// The tag of a word, `None` for a partial derivative.
+    #[inline(always)]
+    pub(super) fn tag(word: u64) -> Option<u64> {
+        let top = word >> SHIFT;
+        (top.wrapping_sub(INPUT) <= GENERAL - INPUT).then_some(top)
+    }
+
+    /// A tagged word.
+    #[inline(always)]
+    pub(super) fn tagged(tag: u64, payload: u64) -> u64 {
+        debug_assert!(payload <= PAYLOAD);
+        (tag << SHIFT) | (payload & PAYLOAD)
+    }
+
+    /// The word of a partial derivative: its bits, with a NaN made the one quiet NaN so that it
+    /// is never read as a tag.
+    #[inline(always)]
+    pub(super) fn partial(value: f64) -> u64 {
+        if value.is_nan() { f64::NAN.to_bits() } else { value.to_bits() }
+    }
+}
+
+/// The records of one level as 8-byte words in chunks of [`RecStore::CHUNK`] words, so that a
+/// growing recording never copies what it holds (a copy would also fault in fresh memory for all
+/// of it, which costs more than the copy itself on machines where first touches are slow).
+///
+/// A record takes one or two words and ends with its node's word, so a node's tape index is the
+/// position of its last word and the store reads backward from any node:
+///
+/// - a [`Rec::Scalar1`] whose input is the node just before it (a chain such as a loop's
+///   `x = f(x)`) is one word, its partial derivative; any other takes two, the partial and then
+///   the input under a tag;
+/// - a [`Rec::Pair`] and a [`Rec::Scalar2`] take two words each, the partial and then the input;
+/// - a [`Rec::Leaf`] and a [`Rec::General`] take one tagged word.
+///
+/// A loop of scalar operations that fuse into one record an iteration thus takes 8 bytes an
+/// iteration.
 #[derive(Debug, Default)]
 pub(crate) struct RecStore {
-    /// Every chunk has room for `CHUNK` records; chunk `k` holds records `k * CHUNK` up to the
-    /// length or `(k + 1) * CHUNK`, whichever is less, so the ones before the chunk holding the
-    /// last record are full and the ones after it empty (kept for reuse). Every method keeps this
-    /// invariant, and [`RecStore::get`] relies on it.
-    chunks: Vec<Vec<Rec>>,
+    /// Chunk `k` holds words `k * CHUNK` to `(k + 1) * CHUNK`; every word below `len` has been
+    /// written, which is what lets [`RecStore::word`] read it. The chunks past the last word are
+    /// kept for reuse.
+    chunks: Vec<Chunk>,
     len: usize,
 }
 
-impl RecStore {
-    const CHUNK_BITS: u32 = 12;
-    /// Records per chunk (64 KiB of records).
-    pub(crate) const CHUNK: usize = 1 << Self::CHUNK_BITS;
+/// A chunk of [`RecStore::CHUNK`] words, of which only those below the store's length have been
+/// written.
+type Chunk = Box<[MaybeUninit<u64>; RecStore::CHUNK]>;
 
+impl RecStore {
+    const CHUNK_BITS: u32 = 13;
+    /// Words per chunk (64 KiB).
+    pub(crate) const CHUNK: usize = 1 << Self::CHUNK_BITS;
+    /// The most words a record takes.
+    pub(crate) const MAX_WORDS: usize = 2;
+
+    /// The number of words.
     pub(crate) fn len(&self) -> usize {
         self.len
     }
@@ -152,121 +214,207 @@ impl RecStore {
         self.len == 0
     }
 
-    /// How many records fit without a new chunk.
+    /// How many words fit without a new chunk.
     pub(crate) fn capacity(&self) -> usize {
         self.chunks.len() * Self::CHUNK
     }
 
-    /// The record at `index`, if it is below the length: one comparison, because the invariant
-    /// of the `chunks` field makes every index below the length a record.
-    #[inline]
-    pub(crate) fn get(&self, index: usize) -> Option<&Rec> {
-        if index >= self.len {
-            return None;
-        }
-        debug_assert!(self.chunks[index >> Self::CHUNK_BITS].len() > index & (Self::CHUNK - 1));
-        // SAFETY: chunk `index >> CHUNK_BITS` exists and holds the record, by the invariant.
-        Some(unsafe {
-            self.chunks
-                .get_unchecked(index >> Self::CHUNK_BITS)
-                .get_unchecked(index & (Self::CHUNK - 1))
-        })
-    }
-
-    /// [`RecStore::get`], for writing.
-    #[inline]
-    pub(crate) fn get_mut(&mut self, index: usize) -> Option<&mut Rec> {
-        if index >= self.len {
-            return None;
-        }
-        debug_assert!(self.chunks[index >> Self::CHUNK_BITS].len() > index & (Self::CHUNK - 1));
-        // SAFETY: as in `get`.
-        Some(unsafe {
-            self.chunks
-                .get_unchecked_mut(index >> Self::CHUNK_BITS)
-                .get_unchecked_mut(index & (Self::CHUNK - 1))
-        })
-    }
-
-    /// The chunks holding records `0..len`, in order.
-    pub(crate) fn chunks(&self) -> &[Vec<Rec>] {
-        let used = self.len.div_ceil(Self::CHUNK).min(self.chunks.len());
-        &self.chunks[..used]
-    }
-
-    /// Appends a record; the caller made room ([`RecStore::reserve`]).
+    /// The word at `index`, if it is below the length: one comparison, because the invariant
+    /// of the `chunks` field makes every index below the length a written word.
     #[inline(always)]
-    pub(crate) fn push(&mut self, rec: Rec) {
-        match self.chunks.get_mut(self.len >> Self::CHUNK_BITS) {
-            Some(chunk) => push_record(chunk, rec),
-            None => {
-                let mut chunk = Vec::with_capacity(Self::CHUNK);
-                chunk.push(rec);
-                self.chunks.push(chunk);
+    fn word(&self, index: usize) -> Option<u64> {
+        if index >= self.len {
+            return None;
+        }
+        debug_assert!(index >> Self::CHUNK_BITS < self.chunks.len());
+        // SAFETY: the word is below the length, so its chunk exists and the word was written.
+        Some(unsafe {
+            self.chunks.get_unchecked(index >> Self::CHUNK_BITS)[index & (Self::CHUNK - 1)]
+                .assume_init()
+        })
+    }
+
+    /// [`RecStore::word`], for writing.
+    #[inline(always)]
+    fn word_mut(&mut self, index: usize) -> Option<&mut u64> {
+        if index >= self.len {
+            return None;
+        }
+        debug_assert!(index >> Self::CHUNK_BITS < self.chunks.len());
+        // SAFETY: as in `word`.
+        Some(unsafe {
+            self.chunks.get_unchecked_mut(index >> Self::CHUNK_BITS)[index & (Self::CHUNK - 1)]
+                .assume_init_mut()
+        })
+    }
+
+    /// The written words of the chunk holding word `index` and the position of the first, for a
+    /// caller reading many words in a row; `None` when `index` is past the end.
+    pub(crate) fn chunk_of(&self, index: usize) -> Option<(&[u64], usize)> {
+        if index >= self.len {
+            return None;
+        }
+        let start = index & !(Self::CHUNK - 1);
+        let chunk = self.chunks.get(index >> Self::CHUNK_BITS)?;
+        let written = &chunk[..(self.len - start).min(Self::CHUNK)];
+        // SAFETY: the words below the length were written, and `MaybeUninit<u64>` has the layout
+        // of `u64`.
+        let words = unsafe { &*(written as *const [MaybeUninit<u64>] as *const [u64]) };
+        Some((words, start))
+    }
+
+    /// The partial derivative a word holds if it is a one-word [`Rec::Scalar1`] (a chain, whose
+    /// input is the node before it) when it is a record's last word.
+    #[inline(always)]
+    pub(crate) fn chain_partial(word: u64) -> Option<f64> {
+        word::tag(word).is_none().then(|| f64::from_bits(word))
+    }
+
+    /// The record whose last word is at `index` and the position of its first word; `None` when
+    /// `index` is past the end or its words are not a record.
+    #[inline(always)]
+    pub(crate) fn rec(&self, index: usize) -> Option<(Rec, usize)> {
+        let word = self.word(index)?;
+        let Some(tag) = word::tag(word) else {
+            let x = u32::try_from(index.checked_sub(1)?).ok()?;
+            return Some((Rec::Scalar1 { x, dx: f64::from_bits(word) }, index));
+        };
+        let payload = word & word::PAYLOAD;
+        let input = payload as u32;
+        let partial = || -> Option<(f64, usize)> {
+            let start = index.checked_sub(1)?;
+            let partial = self.word(start)?;
+            word::tag(partial).is_none().then_some((f64::from_bits(partial), start))
+        };
+        Some(match tag {
+            word::INPUT => {
+                let (dx, start) = partial()?;
+                (Rec::Scalar1 { x: input, dx }, start)
             }
+            word::PAIR => {
+                let (da, start) = partial()?;
+                (Rec::Pair { a: input, da }, start)
+            }
+            word::INPUT2 => {
+                let (db, start) = partial()?;
+                (Rec::Scalar2 { b: input, db }, start)
+            }
+            word::LEAF => (Rec::Leaf { origin: payload }, index),
+            word::ROOT => (Rec::Leaf { origin: Rec::NO_ORIGIN }, index),
+            _ => (Rec::General { op: input }, index),
+        })
+    }
+
+    /// How many words `rec` takes when written at the end.
+    #[inline(always)]
+    pub(crate) fn words(&self, rec: &Rec) -> usize {
+        match *rec {
+            Rec::Scalar1 { x, .. } if x as usize + 1 == self.len => 1,
+            Rec::Scalar1 { .. } | Rec::Pair { .. } | Rec::Scalar2 { .. } => 2,
+            Rec::Leaf { .. } | Rec::General { .. } => 1,
+        }
+    }
+
+    /// Appends `rec` and returns the position of its last word (its node). The caller made room
+    /// for [`RecStore::MAX_WORDS`] words ([`RecStore::reserve`]) and keeps every position and
+    /// serial within 48 bits (see `Records::fit_room`).
+    #[inline(always)]
+    pub(crate) fn push_rec(&mut self, rec: Rec) -> usize {
+        match rec {
+            Rec::Scalar1 { x, dx } if x as usize + 1 == self.len => self.push(word::partial(dx)),
+            Rec::Scalar1 { x, dx } => self.push_with_partial(word::INPUT, x, dx),
+            Rec::Pair { a, da } => self.push_with_partial(word::PAIR, a, da),
+            Rec::Scalar2 { b, db } => self.push_with_partial(word::INPUT2, b, db),
+            Rec::Leaf { origin: Rec::NO_ORIGIN } => self.push(word::tagged(word::ROOT, 0)),
+            Rec::Leaf { origin } => self.push(word::tagged(word::LEAF, origin)),
+            Rec::General { op } => self.push(word::tagged(word::GENERAL, u64::from(op))),
+        }
+        self.len - 1
+    }
+
+    #[inline(always)]
+    fn push_with_partial(&mut self, tag: u64, input: u32, partial: f64) {
+        self.push(word::partial(partial));
+        self.push(word::tagged(tag, u64::from(input)));
+    }
+
+    /// Multiplies the partial derivative of the [`Rec::Scalar1`] whose node is at `index` by
+    /// `factor`; `false` (and nothing changed) when that record is something else.
+    #[inline(always)]
+    pub(crate) fn scale_scalar1(&mut self, index: usize, factor: f64) -> bool {
+        let Some(word) = self.word(index) else { return false };
+        let at = match word::tag(word) {
+            None if index > 0 => index,
+            Some(word::INPUT) if index > 0 => index - 1,
+            _ => return false,
+        };
+        match self.word_mut(at) {
+            Some(slot) => {
+                *slot = word::partial(f64::from_bits(*slot) * factor);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// How many chunks hold words.
+    #[cfg(test)]
+    pub(crate) fn chunks_used(&self) -> usize {
+        self.len.div_ceil(Self::CHUNK)
+    }
+
+    /// The address of each chunk, to check that allocations are reused.
+    #[cfg(test)]
+    pub(crate) fn chunk_addresses(&self) -> Vec<*const MaybeUninit<u64>> {
+        self.chunks.iter().map(|chunk| chunk.as_ptr()).collect()
+    }
+
+    /// Appends a word; the caller made room ([`RecStore::reserve`]), or a chunk is allocated.
+    #[inline(always)]
+    fn push(&mut self, word: u64) {
+        let index = self.len;
+        match self.chunks.get_mut(index >> Self::CHUNK_BITS) {
+            Some(chunk) => {
+                chunk[index & (Self::CHUNK - 1)].write(word);
+            }
+            None => self.push_to_new_chunk(word),
         }
         self.len += 1;
     }
 
-    /// Makes room for `more` records, one chunk at a time; errors when memory runs out.
+    #[cold]
+    #[inline(never)]
+    fn push_to_new_chunk(&mut self, word: u64) {
+        // SAFETY: an array of `MaybeUninit` needs no initialisation.
+        let mut chunk: Chunk = unsafe { Box::new_uninit().assume_init() };
+        chunk[0].write(word);
+        self.chunks.push(chunk);
+    }
+
+    /// Makes room for `more` words, one chunk at a time; errors when memory runs out.
     pub(crate) fn reserve(&mut self, more: usize) -> Result<(), super::AdError> {
+        let full = || super::AdError::from(super::AdErrorKind::TapeFull);
         while self.len + more > self.capacity() {
-            let mut chunk = Vec::new();
-            chunk
-                .try_reserve_exact(Self::CHUNK)
-                .map_err(|_| super::AdError::from(super::AdErrorKind::TapeFull))?;
+            self.chunks.try_reserve(1).map_err(|_| full())?;
+            let mut words = Vec::new();
+            words.try_reserve_exact(Self::CHUNK).map_err(|_| full())?;
+            // SAFETY: the capacity is `CHUNK`, and the elements need no initialisation.
+            unsafe { words.set_len(Self::CHUNK) };
+            let chunk: Chunk = words.into_boxed_slice().try_into().map_err(|_| full())?;
             self.chunks.push(chunk);
         }
         Ok(())
     }
 
-    /// Forgets the records from `len` on, keeping the chunks.
-    pub(crate) fn truncate(&mut self, len: usize) {
-        if len >= self.len {
-            return;
-        }
-        let first = len >> Self::CHUNK_BITS;
-        for (position, chunk) in self.chunks.iter_mut().enumerate().skip(first) {
-            chunk.truncate(if position == first { len & (Self::CHUNK - 1) } else { 0 });
-        }
-        self.len = len;
-    }
-
-    /// Forgets the last record.
+    /// Forgets the words from `len` on, keeping the chunks.
     #[inline(always)]
-    pub(crate) fn pop(&mut self) {
-        if let Some(last) = self.len.checked_sub(1)
-            && let Some(chunk) = self.chunks.get_mut(last >> Self::CHUNK_BITS)
-        {
-            chunk.pop();
-            self.len = last;
-        }
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
     }
 
-    /// Forgets every record, keeping the chunks.
+    /// Forgets every word, keeping the chunks.
     pub(crate) fn clear(&mut self) {
-        self.truncate(0);
-    }
-}
-
-/// Appends `rec` to a chunk.
-///
-/// `Vec::push` makes the compiler build a record on the stack (it must survive the call that
-/// would grow the vector) and copy it into the buffer with wide loads that cannot be forwarded
-/// from the narrow stores that built it, a stall on every recorded scalar operation. Writing into
-/// the spare capacity builds it in place.
-#[inline(always)]
-fn push_record(chunk: &mut Vec<Rec>, rec: Rec) {
-    let len = chunk.len();
-    match chunk.spare_capacity_mut().first_mut() {
-        Some(slot) => {
-            slot.write(rec);
-            // SAFETY: the element at `len` was just initialised, and `len < capacity` because the
-            // spare capacity was not empty.
-            unsafe { chunk.set_len(len + 1) };
-        }
-        // A full chunk is never pushed to (see `RecStore::push`); should it be, it grows.
-        None => chunk.push(rec),
+        self.len = 0;
     }
 }
 
@@ -372,7 +520,7 @@ impl Records {
     }
 
     /// Recomputes `room_end` from the capacity and `base`: a record may start at position `len`
-    /// and take `slots` slots when `len + slots <= room_end`, which keeps every position below
+    /// and take `words` words when `len + words <= room_end`, which keeps every position below
     /// `u32::MAX - 2` (so that [`Arg::CONSTANT`] stays distinct) and every serial within
     /// `NodeRef::MAX_SERIAL`.
     pub(crate) fn fit_room(&mut self) {
@@ -385,12 +533,12 @@ impl Records {
         self.ops.capacity().min(u32::MAX as usize - 3).min(serials_left)
     }
 
-    /// Whether a scalar record of `slots` slots fits after the last one; see
+    /// Whether a scalar record of `words` words fits after the last one; see
     /// [`Records::fit_room`].
     #[inline(always)]
-    pub(crate) fn has_room(&self, slots: usize) -> bool {
+    pub(crate) fn has_room(&self, words: usize) -> bool {
         debug_assert_eq!(self.room_end, self.current_room_end(), "a stale room_end");
-        self.ops.len() + slots <= self.room_end
+        self.ops.len() + words <= self.room_end
     }
 
     /// The general operation of a [`Rec::General`].
@@ -403,7 +551,7 @@ impl Records {
     /// The bytes the recording takes (its allocations and the tensors it saved), for the
     /// allocation limit.
     pub(crate) fn bytes(&self) -> usize {
-        self.ops.capacity() * size_of::<Rec>()
+        self.ops.capacity() * size_of::<u64>()
             + self.general.capacity() * size_of::<Op>()
             + self.values.capacity() * size_of::<Value>()
             + self.kinds.capacity() * size_of::<Kind>()
@@ -444,25 +592,66 @@ mod tests {
         let n = chunk * 2 + 5;
         store.reserve(n).unwrap();
         assert_eq!(store.capacity(), chunk * 3);
-        for i in 0..n {
-            store.push(Rec::Scalar1 { x: i as u32, dx: 1.0 });
+        store.push_rec(Rec::Leaf { origin: Rec::NO_ORIGIN });
+        for i in 1..n {
+            assert_eq!(store.push_rec(Rec::Scalar1 { x: i as u32 - 1, dx: 1.0 }), i);
         }
-        assert_eq!((store.len(), store.chunks().len()), (n, 3));
-        assert_eq!(store.get(chunk + 1), Some(&Rec::Scalar1 { x: chunk as u32 + 1, dx: 1.0 }));
+        assert_eq!((store.len(), store.chunks_used()), (n, 3));
+        let rec = Rec::Scalar1 { x: chunk as u32, dx: 1.0 };
+        assert_eq!(store.rec(chunk + 1), Some((rec, chunk + 1)));
         store.truncate(chunk - 1);
-        assert_eq!((store.len(), store.chunks().len()), (chunk - 1, 1));
-        assert!(store.get(chunk).is_none() && store.get(chunk - 2).is_some());
-        store.pop();
-        assert_eq!(store.len(), chunk - 2);
-        assert!(store.get(chunk - 2).is_none());
+        assert_eq!((store.len(), store.chunks_used()), (chunk - 1, 1));
+        assert!(store.rec(chunk).is_none() && store.rec(chunk - 2).is_some());
         store.clear();
-        assert!(store.is_empty() && store.chunks().is_empty());
+        assert!(store.is_empty() && store.chunks_used() == 0);
         assert_eq!(store.capacity(), chunk * 3, "the chunks are kept for reuse");
     }
 
     #[test]
+    fn every_record_reads_back_as_written() {
+        let mut store = RecStore::default();
+        store.reserve(32).unwrap();
+        let records = [
+            Rec::Leaf { origin: Rec::NO_ORIGIN },
+            Rec::Leaf { origin: crate::value::NodeRef::MAX_SERIAL },
+            // A chain (the input is the node just before): one word.
+            Rec::Scalar1 { x: 1, dx: -0.5 },
+            // Not a chain: two words.
+            Rec::Scalar1 { x: 0, dx: f64::INFINITY },
+            Rec::Pair { a: 2, da: 0.25 },
+            Rec::Scalar2 { b: 0, db: -0.0 },
+            Rec::General { op: u32::MAX },
+            Rec::Scalar1 { x: 9, dx: 3.0 },
+        ];
+        let mut nodes = Vec::new();
+        for rec in records {
+            let start = store.len();
+            let words = store.words(&rec);
+            let node = store.push_rec(rec);
+            assert_eq!(node + 1 - start, words, "{rec:?}");
+            nodes.push((node, start));
+        }
+        assert_eq!(store.len(), 11);
+        for (rec, (node, start)) in records.into_iter().zip(nodes) {
+            assert_eq!(store.rec(node), Some((rec, start)));
+        }
+        // A NaN partial, even one with the bits of a tag, is stored as the quiet NaN.
+        let tagged = f64::from_bits(word::tagged(word::GENERAL, 7));
+        for nan in [f64::NAN, -f64::NAN, tagged] {
+            let node = store.push_rec(Rec::Scalar1 { x: 0, dx: nan });
+            let Some((Rec::Scalar1 { x: 0, dx }, _)) = store.rec(node) else { panic!("{nan}") };
+            assert_eq!(dx.to_bits(), f64::NAN.to_bits());
+        }
+        // Scaling a partial in place, for a one-word and a two-word `Scalar1` only.
+        assert!(store.scale_scalar1(2, 2.0) && store.scale_scalar1(4, -1.0));
+        assert_eq!(store.rec(2).map(|(rec, _)| rec), Some(Rec::Scalar1 { x: 1, dx: -1.0 }));
+        let dx = f64::NEG_INFINITY;
+        assert_eq!(store.rec(4).map(|(rec, _)| rec), Some(Rec::Scalar1 { x: 0, dx }));
+        assert!([0, 6, 8, 9].iter().all(|&node| !store.scale_scalar1(node, 2.0)));
+    }
+
+    #[test]
     fn records_are_small() {
-        assert_eq!(size_of::<Rec>(), 16);
         assert!(size_of::<Op>() <= 32, "{}", size_of::<Op>());
         assert!(!std::mem::needs_drop::<Op>(), "releasing a recording must not visit records");
         assert!(!std::mem::needs_drop::<Rec>());

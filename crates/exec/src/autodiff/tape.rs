@@ -66,11 +66,11 @@ pub struct Tape {
     /// An emptied adjoint store whose allocation the next backward pass reuses, so that a loop of
     /// transforms does not allocate (and fault in) a new store each time.
     spare: Adjoints,
-    /// Operations recorded over the whole run, and tape slots taken by recordings since released
-    /// (net of fusion), for [`Tape::bytes_per_operation`]; the active recordings' slots are their
+    /// Operations recorded over the whole run, and tape words taken by recordings since released
+    /// (net of fusion), for [`Tape::bytes_per_operation`]; the active recordings' words are their
     /// lengths, so that recording need not count them.
     operations: u64,
-    released_slots: u64,
+    released_words: u64,
 }
 
 /// An operand of a scalar operation being recorded (see [`Tape::push_fused`]): its live node,
@@ -113,7 +113,7 @@ impl Tape {
             gradients: None,
             spare: Adjoints::default(),
             operations: 0,
-            released_slots: 0,
+            released_words: 0,
         }
     }
 
@@ -121,9 +121,9 @@ impl Tape {
     /// scalar operations fused into one record share it), or `None` before any recording.
     pub fn bytes_per_operation(&self) -> Option<f64> {
         let active: usize = self.levels.iter().map(|records| records.ops.len()).sum();
-        let slots = self.released_slots + active as u64;
+        let words = self.released_words + active as u64;
         (self.operations > 0)
-            .then(|| (slots * size_of::<Rec>() as u64) as f64 / self.operations as f64)
+            .then(|| (words * size_of::<u64>() as u64) as f64 / self.operations as f64)
     }
 
     /// The bytes every active recording takes now (records, operations, saved values).
@@ -151,13 +151,14 @@ impl Tape {
         self.depth
     }
 
-    /// The size of one tape record in bytes, for reports (a scalar operation of two recorded
-    /// inputs takes two).
+    /// The size of one tape word in bytes, for reports: a scalar operation of one recorded input
+    /// takes one word when the input is the node just before and two otherwise, one of two
+    /// recorded inputs four (see [`RecStore`]).
     pub fn record_bytes() -> usize {
-        size_of::<Rec>()
+        size_of::<u64>()
     }
 
-    /// The bytes a backward pass's adjoint store takes per node whose adjoint is a plain float
+    /// The bytes a backward pass's adjoint store takes per word whose adjoint is a plain float
     /// (other adjoints take a value in a side pool besides), for reports.
     pub fn adjoint_bytes() -> usize {
         size_of::<f64>()
@@ -281,7 +282,7 @@ impl Tape {
         };
         let mut records = std::mem::take(&mut self.levels[0]);
         let base = records.base;
-        self.released_slots += records.ops.len() as u64;
+        self.released_words += records.ops.len() as u64;
         self.levels[0].base = base + records.ops.len() as u64;
         self.set_floor(0);
         let output = usize::try_from(node.serial() - base)
@@ -329,8 +330,8 @@ impl Tape {
         }
         let records = self.levels.first()?;
         let index = usize::try_from(node.serial() - records.base).ok()?;
-        match records.ops.get(index)? {
-            Rec::Leaf { origin } if *origin != Rec::NO_ORIGIN => Some(*origin),
+        match records.ops.rec(index)?.0 {
+            Rec::Leaf { origin } if origin != Rec::NO_ORIGIN => Some(origin),
             _ => None,
         }
     }
@@ -374,7 +375,7 @@ impl Tape {
         self.depth = level;
         let records = &mut self.levels[level];
         let next = records.base + records.ops.len() as u64;
-        self.released_slots += records.ops.len() as u64;
+        self.released_words += records.ops.len() as u64;
         let taken = std::mem::take(records);
         records.base = next;
         records.fit_room();
@@ -507,19 +508,20 @@ impl Tape {
     }
 
     fn append(&mut self, level: usize, rec: Rec) -> Result<NodeRef, AdError> {
-        if self.levels.get(level).is_some_and(|r| r.ops.len() >= r.ops.capacity()) {
-            self.grow(level, 1)?;
+        let more = RecStore::MAX_WORDS;
+        if self.levels.get(level).is_some_and(|r| r.ops.len() + more > r.ops.capacity()) {
+            self.grow(level, more)?;
         }
         let records = self
             .levels
             .get_mut(level)
             .ok_or_else(|| AdError::internal("a record for a level that was never opened"))?;
-        let index = records.ops.len();
+        let index = records.ops.len() + records.ops.words(&rec) - 1;
         let serial = records.base + index as u64;
         if index >= u32::MAX as usize - 2 || serial > NodeRef::MAX_SERIAL {
             return Err(AdErrorKind::TapeFull.into());
         }
-        records.ops.push(rec);
+        records.ops.push_rec(rec);
         self.operations += 1;
         Ok(NodeRef::new(level, serial))
     }
@@ -533,7 +535,7 @@ impl Tape {
             return Err(AdError::internal("a record for a level that was never opened"));
         }
         let additional = more.next_multiple_of(RecStore::CHUNK);
-        self.check_memory(additional.saturating_mul(size_of::<Rec>()))?;
+        self.check_memory(additional.saturating_mul(size_of::<u64>()))?;
         let records = &mut self.levels[level];
         let reserved = records.ops.reserve(more);
         records.fit_room();
@@ -598,19 +600,15 @@ impl Tape {
         if let Some(records) = self.levels.get_mut(level) {
             let len = records.ops.len();
             let index = (term.node.serial() - records.base) as usize;
-            if term.fresh
-                && index + 1 == len
-                && let Some(Rec::Scalar1 { dx, .. }) = records.ops.get_mut(index)
-            {
-                *dx *= term.partial;
+            if term.fresh && index + 1 == len && records.ops.scale_scalar1(index, term.partial) {
                 self.operations += 1;
                 return Ok(term.node);
             }
-            if records.has_room(1) {
-                let serial = records.base + len as u64;
-                records.ops.push(Rec::Scalar1 { x: index as u32, dx: term.partial });
+            if records.has_room(RecStore::MAX_WORDS) {
+                let rec = Rec::Scalar1 { x: index as u32, dx: term.partial };
+                let node = records.ops.push_rec(rec);
                 self.operations += 1;
-                return Ok(NodeRef::new(level, serial));
+                return Ok(NodeRef::new(level, records.base + node as u64));
             }
         }
         self.fuse_general(&[term])
@@ -624,36 +622,30 @@ impl Tape {
             let len = records.ops.len();
             let i = (a.node.serial() - records.base) as usize;
             let j = (b.node.serial() - records.base) as usize;
-            if a.fresh && b.fresh && i + 2 == len && j + 1 == len {
-                // `f(x) op g(y)` from two fresh one-input records at the end: rewritten in place
-                // as one record (when `x` and `y` are the same node) or as a pair.
-                if let (Some(&Rec::Scalar1 { x, dx }), Some(&Rec::Scalar1 { x: y, dx: dy })) =
-                    (records.ops.get(i), records.ops.get(j))
+            if a.fresh && b.fresh && j + 1 == len && records.has_room(2 * RecStore::MAX_WORDS) {
+                // `f(x) op g(y)` from two fresh one-input records at the end: rewritten as one
+                // record (when `x` and `y` are the same node) or as a pair.
+                if let Some((Rec::Scalar1 { x: y, dx: dy }, after)) = records.ops.rec(j)
+                    && after == i + 1
+                    && let Some((Rec::Scalar1 { x, dx }, cut)) = records.ops.rec(i)
                 {
                     let (dx, dy) = (a.partial * dx, b.partial * dy);
                     self.operations += 1;
-                    if x == y {
-                        if let Some(rec) = records.ops.get_mut(i) {
-                            *rec = Rec::Scalar1 { x, dx: dx + dy };
-                        }
-                        records.ops.pop();
-                        return Ok(a.node);
-                    }
-                    if let Some(rec) = records.ops.get_mut(i) {
-                        *rec = Rec::Pair { a: x, da: dx };
-                    }
-                    if let Some(rec) = records.ops.get_mut(j) {
-                        *rec = Rec::Scalar2 { b: y, db: dy };
-                    }
-                    return Ok(b.node);
+                    records.ops.truncate(cut);
+                    let node = if x == y {
+                        records.ops.push_rec(Rec::Scalar1 { x, dx: dx + dy })
+                    } else {
+                        records.ops.push_rec(Rec::Pair { a: x, da: dx });
+                        records.ops.push_rec(Rec::Scalar2 { b: y, db: dy })
+                    };
+                    return Ok(NodeRef::new(level, records.base + node as u64));
                 }
             }
-            if !a.fresh && !b.fresh && i != j && records.has_room(2) {
-                let serial = records.base + len as u64 + 1;
-                records.ops.push(Rec::Pair { a: i as u32, da: a.partial });
-                records.ops.push(Rec::Scalar2 { b: j as u32, db: b.partial });
+            if !a.fresh && !b.fresh && i != j && records.has_room(2 * RecStore::MAX_WORDS) {
+                records.ops.push_rec(Rec::Pair { a: i as u32, da: a.partial });
+                let node = records.ops.push_rec(Rec::Scalar2 { b: j as u32, db: b.partial });
                 self.operations += 1;
-                return Ok(NodeRef::new(level, serial));
+                return Ok(NodeRef::new(level, records.base + node as u64));
             }
         }
         self.fuse_general(&[a, b])
@@ -691,19 +683,19 @@ impl Tape {
         for &k in &order[..n] {
             let (term, index) = (terms[k], indices[k] as usize);
             if expanding && term.fresh && index + 1 == cut {
-                match records.ops.get(index) {
-                    Some(&Rec::Scalar1 { x, dx }) => {
+                match records.ops.rec(index) {
+                    Some((Rec::Scalar1 { x, dx }, start)) => {
                         edges[count] = (x, term.partial * dx);
                         count += 1;
-                        cut = index;
+                        cut = start;
                         continue;
                     }
-                    Some(&Rec::Scalar2 { b, db }) if index > 0 => {
-                        if let Some(&Rec::Pair { a, da }) = records.ops.get(index - 1) {
+                    Some((Rec::Scalar2 { b, db }, start)) if start > 0 => {
+                        if let Some((Rec::Pair { a, da }, start)) = records.ops.rec(start - 1) {
                             edges[count] = (a, term.partial * da);
                             edges[count + 1] = (b, term.partial * db);
                             count += 2;
-                            cut = index - 1;
+                            cut = start;
                             continue;
                         }
                     }
@@ -724,25 +716,32 @@ impl Tape {
             }
             (inputs, count) = merge(&plain[..n]);
         }
-        let slots = count;
-        let needed = cut + slots;
+        let [(x, dx), (y, dy), ..] = inputs;
+        // One word for a chain (the input is the node just before the record), two for any
+        // other one-input record, four for a pair.
+        let words = match count {
+            1 if x as usize + 1 == cut => 1,
+            1 => 2,
+            _ => 2 * RecStore::MAX_WORDS,
+        };
+        let needed = cut + words;
         if needed > records.ops.capacity() {
             self.grow(level, needed - len)?;
         }
-        let records = &mut self.levels[level];
-        records.ops.truncate(cut);
-        let node_index = cut + slots - 1;
+        let node_index = cut + words - 1;
         let serial = base + node_index as u64;
         if node_index >= u32::MAX as usize - 2 || serial > NodeRef::MAX_SERIAL {
             return Err(AdErrorKind::TapeFull.into());
         }
-        let [(x, dx), (y, dy), ..] = inputs;
+        let records = &mut self.levels[level];
+        records.ops.truncate(cut);
         if count == 1 {
-            records.ops.push(Rec::Scalar1 { x, dx });
+            records.ops.push_rec(Rec::Scalar1 { x, dx });
         } else {
-            records.ops.push(Rec::Pair { a: x, da: dx });
-            records.ops.push(Rec::Scalar2 { b: y, db: dy });
+            records.ops.push_rec(Rec::Pair { a: x, da: dx });
+            records.ops.push_rec(Rec::Scalar2 { b: y, db: dy });
         }
+        debug_assert_eq!(records.ops.len(), node_index + 1);
         self.operations += 1;
         Ok(NodeRef::new(level, serial))
     }
@@ -863,17 +862,19 @@ mod tests {
 
     #[test]
     fn two_input_records_may_straddle_chunks() {
-        // `sin(x)` takes one slot after the two leaves, so the pairs of `z + y` start at odd
-        // positions and one of them spans the end of the first chunk.
+        // Three leaves, then `sin(x)` in two words (its input is not the node just before), so
+        // the four-word pairs of `z + y` start at odd positions and one of them spans the end of
+        // the first chunk.
         let mut tape = Tape::new();
         let x = tape.leaf(Value::Float(0.5)).unwrap();
         let y = tape.leaf(Value::Float(2.0)).unwrap();
+        tape.leaf(Value::Float(3.0)).unwrap();
         let mut z = ops::unary(&mut tape, crate::tensor::UnaryOp::Sin, x.clone()).unwrap();
-        let n = RecStore::CHUNK * 2;
+        let n = RecStore::CHUNK;
         for _ in 0..n {
             z = ops::add(&mut tape, z, y.clone()).unwrap();
         }
-        assert_eq!(tape.program_len(), 3 + 2 * n);
+        assert_eq!(tape.program_len(), 5 + 4 * n);
         tape.backward(&z).unwrap();
         let dx = tape.grad_of(&x).unwrap().as_f64();
         let dy = tape.grad_of(&y).unwrap().as_f64();
@@ -882,12 +883,12 @@ mod tests {
 
     #[test]
     fn recording_stops_at_the_last_serial() {
-        // A program tape whose next serial is three below the last one a node can carry: the
-        // leaf, `sin` and the product of the two (a two-slot record) take the last four serials,
-        // and both the one-slot and the two-slot fast paths then refuse to record rather than
-        // wrap a serial.
+        // A program tape whose next serial is five below the last one a node can carry: the
+        // leaf, `sin` (a chain: one word) and the product of the two (a pair: four words) take
+        // the last six serials, and both the one-word and the pair fast paths then refuse to
+        // record rather than wrap a serial.
         let mut tape = Tape::new();
-        tape.levels[0].base = NodeRef::MAX_SERIAL - 3;
+        tape.levels[0].base = NodeRef::MAX_SERIAL - 5;
         tape.levels[0].fit_room();
         tape.set_floor(0);
         let x = tape.leaf(Value::Float(0.5)).unwrap();
@@ -926,8 +927,9 @@ mod tests {
             Term { node: x_node, partial: 0.5, fresh: false },
             Term { node: x_node, partial: 0.5, fresh: false },
         );
+        // Two words: its input is not the node just before.
         let square = square.unwrap();
-        assert_eq!(tape.program_len(), 3);
+        assert_eq!(tape.program_len(), 4);
         let sum = tape
             .fuse2(
                 Term { node: p, partial: 1.0, fresh: true },
@@ -936,7 +938,7 @@ mod tests {
             .unwrap();
         assert_eq!((sum, tape.program_len()), (p, 2));
         let expected = 3.0 * 0.5f64.cos() + 1.0;
-        assert_eq!(tape.levels[0].ops.get(1), Some(&Rec::Scalar1 { x: 0, dx: expected }));
+        assert_eq!(tape.levels[0].ops.rec(1), Some((Rec::Scalar1 { x: 0, dx: expected }, 1)));
         // Not fresh: the record stays, and the product gets its own.
         let q = tape.fuse1(Term { node: sum, partial: 2.0, fresh: false }).unwrap();
         assert_eq!((q.serial(), tape.program_len()), (2, 3));
@@ -984,13 +986,13 @@ mod tests {
             for _ in 0..1000 {
                 y = ops::add(&mut tape, y, x.clone()).unwrap();
             }
-            let before = tape.levels[0].ops.chunks().iter().map(Vec::as_ptr).collect::<Vec<_>>();
+            let before = tape.levels[0].ops.chunk_addresses();
             tape.backward(&y).unwrap();
             assert_eq!(tape.program_len(), 0);
             assert!(tape.levels[0].ops.capacity() >= 1001);
             let x = tape.leaf(Value::Float(1.0)).unwrap();
             let y = ops::add(&mut tape, x.clone(), x).unwrap();
-            let first = tape.levels[0].ops.chunks().first().map(Vec::as_ptr);
+            let first = tape.levels[0].ops.chunk_addresses().first().copied();
             assert_eq!(first, before.first().copied());
             tape.backward(&y).unwrap();
         }
