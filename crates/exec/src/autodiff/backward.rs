@@ -88,21 +88,14 @@ pub(crate) fn backward_pass(
         if index < chunk_start || index - chunk_start >= chunk.len() {
             (chunk, chunk_start) = records.ops.chunk_of(index).unwrap_or((&[], 0));
         }
-        if let Some(&word) = chunk.get(index.wrapping_sub(chunk_start))
-            && index > 0
-            && let Some(dx) = RecStore::chain_partial(word)
-        {
-            // A chain: a `Scalar1` whose input is the node just before.
-            end = index;
-            let g = adjoints.number(index);
-            if !g.is_nan() {
-                adjoints.add_number(t, index - 1, g * dx)?;
-            } else if let Some(g) = gradient(adjoints, index, keep) {
-                accumulate_scaled(t, adjoints, index as u32 - 1, g, dx)?;
-            }
-            continue;
-        }
-        let Some((rec, start)) = records.ops.rec(index) else {
+        // A chain (a `Scalar1` whose input is the node just before) straight from the chunk;
+        // anything else decoded by the store.
+        let chain = chunk
+            .get(index.wrapping_sub(chunk_start))
+            .filter(|_| index > 0)
+            .and_then(|&word| RecStore::chain_partial(word))
+            .map(|dx| (Rec::Scalar1 { x: index as u32 - 1, dx }, index));
+        let Some((rec, start)) = chain.or_else(|| records.ops.rec(index)) else {
             return Err(AdError::internal("a tape word that is not a record"));
         };
         end = start;

@@ -305,11 +305,18 @@ impl RecStore {
         })
     }
 
-    /// How many words `rec` takes when written at the end.
+    /// Whether a [`Rec::Scalar1`] of `input` starting at position `at` is a chain: one word,
+    /// its input the node just before.
     #[inline(always)]
-    pub(crate) fn words(&self, rec: &Rec) -> usize {
+    fn is_chain(input: u32, at: usize) -> bool {
+        input as usize + 1 == at
+    }
+
+    /// How many words `rec` takes when written from position `at`.
+    #[inline(always)]
+    pub(crate) fn words(rec: &Rec, at: usize) -> usize {
         match *rec {
-            Rec::Scalar1 { x, .. } if x as usize + 1 == self.len => 1,
+            Rec::Scalar1 { x, .. } if Self::is_chain(x, at) => 1,
             Rec::Scalar1 { .. } | Rec::Pair { .. } | Rec::Scalar2 { .. } => 2,
             Rec::Leaf { .. } | Rec::General { .. } => 1,
         }
@@ -321,7 +328,7 @@ impl RecStore {
     #[inline(always)]
     pub(crate) fn push_rec(&mut self, rec: Rec) -> usize {
         match rec {
-            Rec::Scalar1 { x, dx } if x as usize + 1 == self.len => self.push(word::partial(dx)),
+            Rec::Scalar1 { x, dx } if Self::is_chain(x, self.len) => self.push(word::partial(dx)),
             Rec::Scalar1 { x, dx } => self.push_with_partial(word::INPUT, x, dx),
             Rec::Pair { a, da } => self.push_with_partial(word::PAIR, a, da),
             Rec::Scalar2 { b, db } => self.push_with_partial(word::INPUT2, b, db),
@@ -385,10 +392,19 @@ impl RecStore {
     #[cold]
     #[inline(never)]
     fn push_to_new_chunk(&mut self, word: u64) {
-        // SAFETY: an array of `MaybeUninit` needs no initialisation.
-        let mut chunk: Chunk = unsafe { Box::new_uninit().assume_init() };
+        let layout = std::alloc::Layout::new::<[u64; Self::CHUNK]>();
+        let mut chunk = Self::new_chunk().unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
         chunk[0].write(word);
         self.chunks.push(chunk);
+    }
+
+    /// A chunk of unwritten words; `None` when memory runs out.
+    fn new_chunk() -> Option<Chunk> {
+        let mut words = Vec::new();
+        words.try_reserve_exact(Self::CHUNK).ok()?;
+        // SAFETY: the capacity is `CHUNK`, and the elements need no initialisation.
+        unsafe { words.set_len(Self::CHUNK) };
+        words.into_boxed_slice().try_into().ok()
     }
 
     /// Makes room for `more` words, one chunk at a time; errors when memory runs out.
@@ -396,12 +412,7 @@ impl RecStore {
         let full = || super::AdError::from(super::AdErrorKind::TapeFull);
         while self.len + more > self.capacity() {
             self.chunks.try_reserve(1).map_err(|_| full())?;
-            let mut words = Vec::new();
-            words.try_reserve_exact(Self::CHUNK).map_err(|_| full())?;
-            // SAFETY: the capacity is `CHUNK`, and the elements need no initialisation.
-            unsafe { words.set_len(Self::CHUNK) };
-            let chunk: Chunk = words.into_boxed_slice().try_into().map_err(|_| full())?;
-            self.chunks.push(chunk);
+            self.chunks.push(Self::new_chunk().ok_or_else(full)?);
         }
         Ok(())
     }
@@ -626,7 +637,7 @@ mod tests {
         let mut nodes = Vec::new();
         for rec in records {
             let start = store.len();
-            let words = store.words(&rec);
+            let words = RecStore::words(&rec, store.len());
             let node = store.push_rec(rec);
             assert_eq!(node + 1 - start, words, "{rec:?}");
             nodes.push((node, start));

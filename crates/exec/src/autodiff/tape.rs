@@ -516,7 +516,7 @@ impl Tape {
             .levels
             .get_mut(level)
             .ok_or_else(|| AdError::internal("a record for a level that was never opened"))?;
-        let index = records.ops.len() + records.ops.words(&rec) - 1;
+        let index = records.ops.len() + RecStore::words(&rec, records.ops.len()) - 1;
         let serial = records.base + index as u64;
         if index >= u32::MAX as usize - 2 || serial > NodeRef::MAX_SERIAL {
             return Err(AdErrorKind::TapeFull.into());
@@ -720,8 +720,7 @@ impl Tape {
         // One word for a chain (the input is the node just before the record), two for any
         // other one-input record, four for a pair.
         let words = match count {
-            1 if x as usize + 1 == cut => 1,
-            1 => 2,
+            1 => RecStore::words(&Rec::Scalar1 { x, dx }, cut),
             _ => 2 * RecStore::MAX_WORDS,
         };
         let needed = cut + words;
