@@ -7,8 +7,10 @@
 //! NaN-boxing: a signalling-NaN bit pattern marks a node no gradient has reached, another carries
 //! the index of its adjoint in the pool. Arithmetic only ever produces quiet NaNs, and the store
 //! canonicalises any NaN it is given, so a real NaN adjoint is never mistaken for a marker.
-//! Resetting the store between passes is a fill of numbers, without a destructor to run per node.
+//! The slots live in chunks taken from the tape's free list ([`chunk`]) as gradients reach them;
+//! resetting the store between passes gives the chunks back, without a destructor to run per node.
 
+use super::chunk;
 use super::error::AdError;
 use super::tape::Tape;
 use crate::ops;
@@ -134,40 +136,68 @@ fn sum(t: &mut Tape, a: Adjoint, b: Adjoint) -> Result<Adjoint, AdError> {
 }
 
 /// One adjoint per node of a recording, up to the node the pass started from.
+///
+/// The number slots are kept in [`chunk`]s of [`chunk::WORDS`] nodes, each taken from the tape's
+/// free list when a gradient first reaches one of its nodes (a chunk no gradient reached stays
+/// absent and reads as no adjoint), and given back to it when the store is reset or cleared.
 #[derive(Debug, Default)]
 pub(crate) struct Adjoints {
-    numbers: Vec<f64>,
+    /// Chunk `k` holds the slots of nodes `k * chunk::WORDS` to `(k + 1) * chunk::WORDS`; there
+    /// are as many entries as the store's length needs.
+    chunks: Vec<Option<chunk::Numbers>>,
+    len: usize,
     pool: Vec<Adjoint>,
 }
 
 impl Adjoints {
-    /// Empties the store and sizes it for `len` nodes, keeping its allocations.
-    pub(crate) fn reset(&mut self, len: usize) {
-        self.numbers.clear();
-        self.numbers.resize(len, f64::from_bits(ABSENT));
-        self.pool.clear();
+    /// Empties the store, giving its chunks back to the tape, and sizes it for `len` nodes.
+    pub(crate) fn reset(&mut self, t: &mut Tape, len: usize) {
+        self.clear(t);
+        self.chunks.resize_with(len.div_ceil(chunk::WORDS), || None);
+        self.len = len;
     }
 
-    /// Releases the adjoints while keeping the allocations.
-    pub(crate) fn clear(&mut self) {
-        self.numbers.clear();
+    /// Releases the adjoints, giving the chunks back to the tape.
+    pub(crate) fn clear(&mut self, t: &mut Tape) {
+        for numbers in self.chunks.drain(..).flatten() {
+            t.give_chunk(chunk::emptied(numbers));
+        }
+        self.len = 0;
         self.pool.clear();
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.numbers.len()
+        self.len
     }
 
-    /// The allocation size, for choosing which store to keep.
-    pub(crate) fn capacity(&self) -> usize {
-        self.numbers.capacity()
+    /// The address of each chunk the store holds, to check where its memory came from.
+    #[cfg(test)]
+    pub(crate) fn chunk_addresses(&self) -> Vec<usize> {
+        self.chunks.iter().flatten().map(|numbers| numbers.as_ptr() as usize).collect()
     }
 
     /// The raw number slot of node `index`: its adjoint when that is a plain float (not NaN),
     /// a NaN otherwise (a marker, or a NaN adjoint). The fast path of the backward pass reads it.
     #[inline]
     pub(crate) fn number(&self, index: usize) -> f64 {
-        self.numbers.get(index).copied().unwrap_or(f64::from_bits(ABSENT))
+        match self.chunks.get(index >> chunk::BITS) {
+            Some(Some(numbers)) if index < self.len => numbers[index & chunk::MASK],
+            _ => f64::from_bits(ABSENT),
+        }
+    }
+
+    /// The slot of node `index`, taking a chunk from the tape for it if it has none.
+    #[inline]
+    fn slot_mut(&mut self, t: &mut Tape, index: usize) -> Result<&mut f64, AdError> {
+        if index >= self.len {
+            return Err(missing_node());
+        }
+        let entry = self.chunks.get_mut(index >> chunk::BITS).ok_or_else(missing_node)?;
+        let numbers = match entry {
+            Some(numbers) => numbers,
+            None => entry.insert(chunk::filled(t.take_chunk()?, f64::from_bits(ABSENT))),
+        };
+        Ok(&mut numbers[index & chunk::MASK])
     }
 
     /// The adjoint of node `index`, if any gradient reached it.
@@ -181,7 +211,11 @@ impl Adjoints {
 
     /// Moves the adjoint of node `index` out, leaving the node without one.
     pub(crate) fn take(&mut self, index: usize) -> Option<Adjoint> {
-        let slot = self.numbers.get_mut(index)?;
+        if index >= self.len {
+            return None;
+        }
+        let numbers = self.chunks.get_mut(index >> chunk::BITS)?.as_mut()?;
+        let slot = &mut numbers[index & chunk::MASK];
         let taken = match decode(*slot) {
             Slot::Absent => None,
             Slot::Number(number) => Some(Adjoint::Value(Value::Float(number))),
@@ -192,12 +226,17 @@ impl Adjoints {
     }
 
     /// Sets the adjoint of a node that has none.
-    pub(crate) fn set(&mut self, index: usize, adjoint: Adjoint) -> Result<(), AdError> {
-        let slot = self.numbers.get_mut(index).ok_or_else(missing_node)?;
+    pub(crate) fn set(
+        &mut self,
+        t: &mut Tape,
+        index: usize,
+        adjoint: Adjoint,
+    ) -> Result<(), AdError> {
+        let position = self.pool.len() as u64;
+        let slot = self.slot_mut(t, index)?;
         match adjoint {
             Adjoint::Value(Value::Float(number)) => *slot = canonical(number),
             other => {
-                let position = self.pool.len() as u64;
                 if position > INDEX_MASK {
                     return Err(AdError::internal("too many pooled adjoints"));
                 }
@@ -216,7 +255,7 @@ impl Adjoints {
         index: usize,
         value: f64,
     ) -> Result<(), AdError> {
-        let slot = self.numbers.get_mut(index).ok_or_else(missing_node)?;
+        let slot = self.slot_mut(t, index)?;
         let current = *slot;
         if !current.is_nan() {
             *slot = canonical(current + value);
@@ -237,24 +276,28 @@ impl Adjoints {
         index: usize,
         contribution: Adjoint,
     ) -> Result<(), AdError> {
-        let current = *self.numbers.get(index).ok_or_else(missing_node)?;
-        match (decode(current), contribution) {
-            (Slot::Absent, contribution) => self.set(index, contribution),
+        if index >= self.len {
+            return Err(missing_node());
+        }
+        match (decode(self.number(index)), contribution) {
+            (Slot::Absent, contribution) => self.set(t, index, contribution),
             (Slot::Number(number), Adjoint::Value(Value::Float(value))) => {
-                self.numbers[index] = canonical(number + value);
+                *self.slot_mut(t, index)? = canonical(number + value);
                 Ok(())
             }
             (Slot::Number(number), contribution) => {
                 let sum = sum(t, Adjoint::Value(Value::Float(number)), contribution)?;
-                self.numbers[index] = f64::from_bits(ABSENT);
-                self.set(index, sum)
+                *self.slot_mut(t, index)? = f64::from_bits(ABSENT);
+                self.set(t, index, sum)
             }
             (Slot::Pooled(position), contribution) => {
                 let previous =
                     self.pool.get_mut(position).map(take_pooled).ok_or_else(missing_node)?;
                 match sum(t, previous, contribution)? {
                     // A float sum goes back to the number slot; its pool entry stays unused.
-                    Adjoint::Value(Value::Float(number)) => self.numbers[index] = canonical(number),
+                    Adjoint::Value(Value::Float(number)) => {
+                        *self.slot_mut(t, index)? = canonical(number)
+                    }
                     sum => self.pool[position] = sum,
                 }
                 Ok(())
@@ -289,7 +332,7 @@ mod tests {
     fn numbers_markers_and_pooled_values() {
         let mut tape = Tape::new();
         let mut store = Adjoints::default();
-        store.reset(3);
+        store.reset(&mut tape, 3);
         assert!(store.get(0).is_none());
         store.add_number(&mut tape, 0, 1.5).unwrap();
         store.add_number(&mut tape, 0, 2.0).unwrap();
@@ -301,7 +344,7 @@ mod tests {
         store.add_number(&mut tape, 2, f64::from_bits(ABSENT)).unwrap();
         assert!(matches!(value(&store, 2), Some(Value::Float(x)) if x.is_nan()));
         assert!(store.take(1).is_some() && store.get(1).is_none());
-        store.reset(2);
+        store.reset(&mut tape, 2);
         assert!(store.get(0).is_none() && store.get(1).is_none());
     }
 
@@ -309,7 +352,7 @@ mod tests {
     fn uniform_adjoints_stay_symbolic_until_a_sum_is_not_uniform() {
         let mut tape = Tape::new();
         let mut store = Adjoints::default();
-        store.reset(3);
+        store.reset(&mut tape, 3);
         // Uniform plus uniform, and plus a number, is uniform.
         store.add(&mut tape, 0, Uniform::new(1.5, &[2, 2]).into()).unwrap();
         store.add(&mut tape, 0, Uniform::new(2.0, &[2, 2]).into()).unwrap();

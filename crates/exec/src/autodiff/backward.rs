@@ -56,14 +56,26 @@ pub(crate) enum Keep {
     Leaves,
 }
 
+/// What becomes of the records' words as the pass reads them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Words {
+    /// They stay, for another pass over the same records (the rows of a Jacobian).
+    Kept,
+    /// Each chunk of words goes to the tape's free list as soon as every record in it has been
+    /// read, and the adjoint store takes its chunks from there, so the adjoints are written into
+    /// memory the recording already faulted in (see `chunk`). The caller releases the records
+    /// after the pass.
+    GivenBack,
+}
+
 /// Runs the backward pass of `records` from node `output` with the adjoint `seed`, filling
 /// `adjoints` (reset first) with one adjoint per node up to `output`.
 pub(crate) fn backward_pass(
     t: &mut Tape,
-    records: &Records,
+    records: &mut Records,
     output: usize,
     seed: Adjoint,
-    keep: Keep,
+    (keep, words): (Keep, Words),
     adjoints: &mut Adjoints,
 ) -> Result<(), AdError> {
     if output >= records.ops.len() {
@@ -77,8 +89,8 @@ pub(crate) fn backward_pass(
     if bytes > limit_bytes {
         return Err(AdErrorKind::TapeMemory { bytes: bytes as u128, limit_bytes }.into());
     }
-    adjoints.reset(output + 1);
-    adjoints.set(output, seed)?;
+    adjoints.reset(t, output + 1);
+    adjoints.set(t, output, seed)?;
     // The records in reverse, from `output`: each one's last word is its node, and the word
     // before its first is the previous record's node.
     let mut end = output + 1;
@@ -99,6 +111,13 @@ pub(crate) fn backward_pass(
             return Err(AdError::internal("a tape word that is not a record"));
         };
         end = start;
+        if words == Words::GivenBack && start <= chunk_start && start > 0 {
+            // This record was the last to read the current chunk, and it is decoded: the chunk
+            // goes back before the record's rule needs a chunk for its input's adjoint (a
+            // `Scalar2` reads its `Pair` at `start - 1`, which stays).
+            records.ops.give_back_after(start - 1, t);
+            (chunk, chunk_start) = (&[], 0);
+        }
         match rec {
             Rec::Leaf { .. } | Rec::Pair { .. } => {}
             Rec::Scalar1 { x, dx } => {

@@ -13,7 +13,7 @@
 //!   so lower levels record it too. Each level's records are appended in execution order (already
 //!   topological) and its backward pass walks them once in reverse with one rule per operation
 //!   (`backward`), accumulating into a store that zero-fills on first use. Scalar operations on
-//!   floats tracked at one level record their partial derivatives as numbers in 16-byte records,
+//!   floats tracked at one level record their partial derivatives as numbers in 8-byte words,
 //!   and the interpreter fuses chains of them into one record (`Tape::fuse1`). The other rules are
 //!   built from the same differentiable operations, so enclosing levels record the backward pass
 //!   and higher derivatives come out right for every primitive.
@@ -30,6 +30,7 @@
 
 mod adjoints;
 mod backward;
+mod chunk;
 mod error;
 mod op;
 mod tape;

@@ -19,6 +19,7 @@
 use std::mem::MaybeUninit;
 use std::rc::Rc;
 
+use super::chunk::{self, Chunk};
 use crate::einsum::Contraction;
 use crate::tensor::{BinaryOp, Index, ReduceOp, UnaryOp};
 use crate::value::{Primal, Value};
@@ -194,14 +195,10 @@ pub(crate) struct RecStore {
     len: usize,
 }
 
-/// A chunk of [`RecStore::CHUNK`] words, of which only those below the store's length have been
-/// written.
-type Chunk = Box<[MaybeUninit<u64>; RecStore::CHUNK]>;
-
 impl RecStore {
-    const CHUNK_BITS: u32 = 13;
+    const CHUNK_BITS: u32 = chunk::BITS;
     /// Words per chunk (64 KiB).
-    pub(crate) const CHUNK: usize = 1 << Self::CHUNK_BITS;
+    pub(crate) const CHUNK: usize = chunk::WORDS;
     /// The most words a record takes.
     pub(crate) const MAX_WORDS: usize = 2;
 
@@ -393,28 +390,44 @@ impl RecStore {
     #[inline(never)]
     fn push_to_new_chunk(&mut self, word: u64) {
         let layout = std::alloc::Layout::new::<[u64; Self::CHUNK]>();
-        let mut chunk = Self::new_chunk().unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        let mut chunk = chunk::allocate().unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
         chunk[0].write(word);
         self.chunks.push(chunk);
     }
 
-    /// A chunk of unwritten words; `None` when memory runs out.
-    fn new_chunk() -> Option<Chunk> {
-        let mut words = Vec::new();
-        words.try_reserve_exact(Self::CHUNK).ok()?;
-        // SAFETY: the capacity is `CHUNK`, and the elements need no initialisation.
-        unsafe { words.set_len(Self::CHUNK) };
-        words.into_boxed_slice().try_into().ok()
-    }
-
-    /// Makes room for `more` words, one chunk at a time; errors when memory runs out.
-    pub(crate) fn reserve(&mut self, more: usize) -> Result<(), super::AdError> {
+    /// Makes room for `more` words, one chunk at a time, taking chunks from `free` before
+    /// allocating; errors when memory runs out.
+    pub(crate) fn reserve(
+        &mut self,
+        more: usize,
+        free: &mut Vec<Chunk>,
+    ) -> Result<(), super::AdError> {
         let full = || super::AdError::from(super::AdErrorKind::TapeFull);
         while self.len + more > self.capacity() {
             self.chunks.try_reserve(1).map_err(|_| full())?;
-            self.chunks.push(Self::new_chunk().ok_or_else(full)?);
+            let chunk = match free.pop() {
+                Some(chunk) => chunk,
+                None => chunk::allocate().ok_or_else(full)?,
+            };
+            self.chunks.push(chunk);
         }
         Ok(())
+    }
+
+    /// Gives every chunk after the one holding word `index` to the tape's free list, and with
+    /// them the words
+    /// they held: a backward pass that has read every record past `index` hands their memory on
+    /// (see [`chunk`]).
+    pub(crate) fn give_back_after(&mut self, index: usize, tape: &mut super::Tape) {
+        self.give_back_from((index >> Self::CHUNK_BITS) + 1, tape);
+    }
+
+    /// Gives chunk `first` and every chunk after it to the tape's free list, with their words.
+    pub(crate) fn give_back_from(&mut self, first: usize, tape: &mut super::Tape) {
+        if self.chunks.len() > first {
+            self.chunks.drain(first..).for_each(|words| tape.give_chunk(words));
+            self.len = self.len.min(first * Self::CHUNK);
+        }
     }
 
     /// Forgets the words from `len` on, keeping the chunks.
@@ -517,10 +530,12 @@ pub(crate) struct Records {
 }
 
 impl Records {
-    /// Forgets every record, keeping the allocations for the next recording, and moves `base`
-    /// past the forgotten serials so that boxes naming them are stale from now on.
-    pub(crate) fn release(&mut self) {
-        self.base += self.ops.len() as u64;
+    /// Forgets every record, keeping the allocations for the next recording of the level, which
+    /// starts at serial `base`: past the forgotten serials, so that boxes naming them are stale
+    /// from now on. (The recording's own length no longer tells where it ended once a backward
+    /// pass has given its chunks back.)
+    pub(crate) fn release(&mut self, base: u64) {
+        self.base = base;
         self.fit_room();
         self.ops.clear();
         self.general.clear();
@@ -601,7 +616,7 @@ mod tests {
         let chunk = RecStore::CHUNK;
         let mut store = RecStore::default();
         let n = chunk * 2 + 5;
-        store.reserve(n).unwrap();
+        store.reserve(n, &mut Vec::new()).unwrap();
         assert_eq!(store.capacity(), chunk * 3);
         store.push_rec(Rec::Leaf { origin: Rec::NO_ORIGIN });
         for i in 1..n {
@@ -621,7 +636,7 @@ mod tests {
     #[test]
     fn every_record_reads_back_as_written() {
         let mut store = RecStore::default();
-        store.reserve(32).unwrap();
+        store.reserve(32, &mut Vec::new()).unwrap();
         let records = [
             Rec::Leaf { origin: Rec::NO_ORIGIN },
             Rec::Leaf { origin: crate::value::NodeRef::MAX_SERIAL },

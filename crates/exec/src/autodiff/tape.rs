@@ -26,7 +26,8 @@
 use std::rc::Rc;
 
 use super::adjoints::{Adjoint, Adjoints, Uniform};
-use super::backward::{Keep, backward_pass};
+use super::backward::{Keep, Words, backward_pass};
+use super::chunk::{self, Chunk};
 use super::error::{AdError, AdErrorKind};
 use super::op::{Arg, Extra, Kind, Op, Rec, RecStore, Records, Slot};
 use crate::tensor::Tensor;
@@ -63,9 +64,11 @@ pub struct Tape {
     /// change of a level's `base` or of `depth` goes through [`Tape::set_floor`].
     floors: Vec<u64>,
     gradients: Option<Gradients>,
-    /// An emptied adjoint store whose allocation the next backward pass reuses, so that a loop of
-    /// transforms does not allocate (and fault in) a new store each time.
-    spare: Adjoints,
+    /// Chunks no recording or adjoint store holds, for the next one that needs a chunk: a loop of
+    /// recordings, backward passes and transforms reuses the memory it has faulted in, and the
+    /// program tape's backward pass writes its adjoints into the chunks of the records it has
+    /// read (see [`chunk`](super::chunk)).
+    free_chunks: Vec<Chunk>,
     /// Operations recorded over the whole run, and tape words taken by recordings since released
     /// (net of fusion), for [`Tape::bytes_per_operation`]; the active recordings' words are their
     /// lengths, so that recording need not count them.
@@ -111,7 +114,7 @@ impl Tape {
             depth: 1,
             floors: vec![0],
             gradients: None,
-            spare: Adjoints::default(),
+            free_chunks: Vec::new(),
             operations: 0,
             released_words: 0,
         }
@@ -292,8 +295,8 @@ impl Tape {
             Some(previous) => previous.adjoints,
             None => self.take_store(),
         };
-        let result = backward_pass(self, &records, output, seed, Keep::Everything, &mut adjoints);
-        records.release();
+        let pass = (Keep::Everything, Words::GivenBack);
+        let result = backward_pass(self, &mut records, output, seed, pass, &mut adjoints);
         self.recycle(0, records);
         result?;
         self.gradients = Some(Gradients { base, adjoints });
@@ -338,17 +341,33 @@ impl Tape {
 
     // ----- transform levels -----
 
-    /// An empty adjoint store, reusing the spare allocation when there is one.
+    /// An empty adjoint store; it takes its chunks from the free list as it fills.
     pub(crate) fn take_store(&mut self) -> Adjoints {
-        std::mem::take(&mut self.spare)
+        Adjoints::default()
     }
 
-    /// Empties a store the caller is done with and keeps it for the next backward pass.
+    /// Empties a store the caller is done with, keeping its chunks for the next one.
     pub(crate) fn give_store(&mut self, mut store: Adjoints) {
-        store.clear();
-        if store.capacity() > self.spare.capacity() {
-            self.spare = store;
+        store.clear(self);
+    }
+
+    /// A chunk from the free list, or a new one.
+    pub(crate) fn take_chunk(&mut self) -> Result<Chunk, AdError> {
+        match self.free_chunks.pop() {
+            Some(chunk) => Ok(chunk),
+            None => chunk::allocate().ok_or_else(|| AdErrorKind::TapeFull.into()),
         }
+    }
+
+    /// Keeps a chunk nothing holds any more for the next [`Tape::take_chunk`].
+    pub(crate) fn give_chunk(&mut self, chunk: Chunk) {
+        self.free_chunks.push(chunk);
+    }
+
+    /// The chunks on the free list.
+    #[cfg(test)]
+    fn free_chunk_count(&self) -> usize {
+        self.free_chunks.len()
     }
 
     /// Opens the next level for a transform and returns its number.
@@ -383,17 +402,21 @@ impl Tape {
         Ok(taken)
     }
 
-    /// Gives a finished recording's allocations back to its level, if the level has not recorded
-    /// anything since.
+    /// Gives a finished recording's allocations back: to its level, if the level has recorded
+    /// nothing since and holds fewer chunks, and its chunks to the free list otherwise.
     pub(crate) fn recycle(&mut self, level: usize, mut records: Records) {
-        records.release();
-        if let Some(current) = self.levels.get_mut(level)
-            && current.ops.is_empty()
-            && current.ops.capacity() < records.ops.capacity()
-            && current.base == records.base
-        {
-            *current = records;
-        }
+        let mut unused = match self.levels.get_mut(level) {
+            Some(current)
+                if current.ops.is_empty() && current.ops.capacity() < records.ops.capacity() =>
+            {
+                // `backward` and `close_level` moved the level's base past every serial of
+                // `records`, so the recording continues from there.
+                records.release(current.base);
+                std::mem::replace(current, records)
+            }
+            _ => records,
+        };
+        unused.ops.give_back_from(0, self);
     }
 
     /// Records the argument a transform differentiates: a leaf at `level` around `value`.
@@ -537,7 +560,7 @@ impl Tape {
         let additional = more.next_multiple_of(RecStore::CHUNK);
         self.check_memory(additional.saturating_mul(size_of::<u64>()))?;
         let records = &mut self.levels[level];
-        let reserved = records.ops.reserve(more);
+        let reserved = records.ops.reserve(more, &mut self.free_chunks);
         records.fit_room();
         reserved
     }
@@ -974,6 +997,62 @@ mod tests {
             tape.grad_of(&product).unwrap().as_tensor().map(Tensor::to_vec),
             Some(vec![1.0; 18])
         );
+    }
+
+    /// A chain of `n` records after the leaf `x`, each with the partial `d`, and the node
+    /// `at` records in.
+    fn chain(tape: &mut Tape, n: usize, d: f64, at: usize) -> (Value, NodeRef, NodeRef) {
+        let x = tape.leaf(Value::Float(0.5)).unwrap();
+        let Value::TrackedFloat { node: mut y, .. } = x else { panic!("a scalar leaf") };
+        let mut middle = y;
+        for k in 0..n {
+            y = tape.fuse1(Term { node: y, partial: d, fresh: false }).unwrap();
+            if k + 1 == at {
+                middle = y;
+            }
+        }
+        (x, middle, y)
+    }
+
+    #[test]
+    fn backward_writes_the_adjoints_into_the_chunks_of_the_records_it_read() {
+        let mut tape = Tape::new();
+        let (n, d) = (3 * RecStore::CHUNK + 100, 1.0001);
+        let (x, middle, y) = chain(&mut tape, n, d, n / 2);
+        let records: Vec<usize> =
+            tape.levels[0].ops.chunk_addresses().iter().map(|&a| a as usize).collect();
+        assert_eq!(records.len(), 4);
+        tape.backward(&Value::TrackedFloat { value: 0.0, node: y }).unwrap();
+        // Only the output's chunk of adjoints is taken before any chunk of records is read.
+        let adjoints = tape.gradients.as_ref().unwrap().adjoints.chunk_addresses();
+        assert_eq!(adjoints.len(), 4);
+        assert_eq!(adjoints.iter().filter(|a| !records.contains(a)).count(), 1);
+        // The tape keeps its first chunk; the others went to the adjoints.
+        assert_eq!(tape.levels[0].ops.capacity(), RecStore::CHUNK);
+        assert_eq!(tape.free_chunk_count(), 0);
+        // The pass multiplies the partials in the same order as this.
+        let power = |k: usize| (0..k).fold(1.0, |g, _| g * d);
+        assert_eq!(tape.grad_of(&x).unwrap().as_f64(), Some(power(n)));
+        let middle = Value::TrackedFloat { value: 0.0, node: middle };
+        assert_eq!(tape.grad_of(&middle).unwrap().as_f64(), Some(power(n - n / 2)));
+    }
+
+    #[test]
+    fn repeated_backward_passes_reuse_the_same_chunks() {
+        let mut tape = Tape::new();
+        let mut chunks = Vec::new();
+        for round in 0..4 {
+            let (x, _, y) = chain(&mut tape, 2 * RecStore::CHUNK, 0.5, 0);
+            let held = tape.levels[0].ops.capacity() / RecStore::CHUNK
+                + tape.gradients.as_ref().map_or(0, |g| g.adjoints.chunk_addresses().len())
+                + tape.free_chunk_count();
+            chunks.push(held);
+            tape.backward(&Value::TrackedFloat { value: 0.0, node: y }).unwrap();
+            let expected = (0..2 * RecStore::CHUNK).fold(1.0, |g, _| g * 0.5);
+            assert_eq!(tape.grad_of(&x).unwrap().as_f64(), Some(expected), "round {round}");
+        }
+        // Three chunks of records and three of adjoints once both exist, then no more.
+        assert_eq!(chunks, [3, 6, 6, 6]);
     }
 
     #[test]

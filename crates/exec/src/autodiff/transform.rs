@@ -20,7 +20,7 @@
 //! function; [`AdContext`] is how the drivers reach the tape inside that context.
 
 use super::adjoints::Adjoint;
-use super::backward::{Keep, backward_pass};
+use super::backward::{Keep, Words, backward_pass};
 use super::error::{AdError, AdErrorKind};
 use super::op::Records;
 use super::tape::{Tape, ones_like, zeros_like};
@@ -101,17 +101,18 @@ where
     Ok(Traced { level, records, y, output, leaf })
 }
 
-/// Runs a backward pass over a finished recording and returns the adjoint of its leaf; the
-/// recording is kept for further passes.
+/// Runs a backward pass over a finished recording and returns the adjoint of its leaf; `words`
+/// says whether the recording is kept for further passes.
 fn leaf_adjoint(
     tape: &mut Tape,
-    traced: &Traced,
+    traced: &mut Traced,
     output: usize,
     seed: Value,
+    words: Words,
 ) -> Result<Option<Value>, AdError> {
     let mut adjoints = tape.take_store();
-    let result =
-        backward_pass(tape, &traced.records, output, seed.into(), Keep::Leaves, &mut adjoints);
+    let pass = (Keep::Leaves, words);
+    let result = backward_pass(tape, &mut traced.records, output, seed.into(), pass, &mut adjoints);
     let adjoint = adjoints.take(traced.leaf);
     tape.give_store(adjoints);
     result?;
@@ -156,12 +157,12 @@ where
         Some(argument) => zeros_like(argument)?,
         None => Value::Float(0.0),
     };
-    let traced = trace(cx, f, args, wrt, "grad")?;
+    let mut traced = trace(cx, f, args, wrt, "grad")?;
     let tape = cx.tape();
     let result = (|| {
         let seed = scalar_seed(&traced.y, "grad")?;
         let Some(output) = traced.output else { return Ok(None) };
-        leaf_adjoint(tape, &traced, output, seed)
+        leaf_adjoint(tape, &mut traced, output, seed, Words::GivenBack)
     })();
     tape.recycle(traced.level, traced.records);
     Ok(result?.unwrap_or(zeros))
@@ -183,12 +184,12 @@ where
         Some(argument) => zeros_like(argument)?,
         None => Value::Float(0.0),
     };
-    let traced = trace(cx, f, args, 0, "vjp")?;
+    let mut traced = trace(cx, f, args, 0, "vjp")?;
     let tape = cx.tape();
     let result = (|| {
         check_tangent(&traced.y, &cotangent, "vjp")?;
         let Some(output) = traced.output else { return Ok(None) };
-        leaf_adjoint(tape, &traced, output, cotangent)
+        leaf_adjoint(tape, &mut traced, output, cotangent, Words::GivenBack)
     })();
     tape.recycle(traced.level, traced.records);
     Ok(result?.unwrap_or(zeros))
@@ -213,13 +214,19 @@ where
     let outer = cx.tape().open_level()?;
     let inner = jvp_transposed(cx, f, args, outer);
     let tape = cx.tape();
-    let records = tape.close_level(outer)?;
+    let mut records = tape.close_level(outer)?;
     let (transposed, zeros) = inner?;
     let result = (|| {
         let Some(output) = transposed else { return Ok(None) };
         let mut adjoints = tape.take_store();
-        let result =
-            backward_pass(tape, &records, output, tangent.into(), Keep::Leaves, &mut adjoints);
+        let result = backward_pass(
+            tape,
+            &mut records,
+            output,
+            tangent.into(),
+            (Keep::Leaves, Words::GivenBack),
+            &mut adjoints,
+        );
         // The cotangent leaf is the first record of the outer level.
         let adjoint = adjoints.take(0);
         tape.give_store(adjoints);
@@ -243,7 +250,7 @@ where
     C: AdContext + ?Sized,
     E: From<AdError>,
 {
-    let traced = trace(cx, f, args, 0, "jvp")?;
+    let mut traced = trace(cx, f, args, 0, "jvp")?;
     let tape = cx.tape();
     let result = (|| {
         let zeros = zeros_like(&traced.y)?;
@@ -256,7 +263,7 @@ where
         if tape.top_index(&cotangent, outer) != Some(0) {
             return Err(AdError::internal("the jvp cotangent is not its level's first"));
         }
-        let transposed = leaf_adjoint(tape, &traced, output, cotangent)?;
+        let transposed = leaf_adjoint(tape, &mut traced, output, cotangent, Words::GivenBack)?;
         Ok((transposed.and_then(|value| tape.top_index(&value, outer)), zeros))
     })();
     tape.recycle(traced.level, traced.records);
@@ -301,9 +308,9 @@ where
         return Err(AdError::from(AdErrorKind::Argument { transform, reason }).into());
     };
     let argument = argument.clone();
-    let traced = trace(cx, f, args, 0, transform)?;
+    let mut traced = trace(cx, f, args, 0, transform)?;
     let tape = cx.tape();
-    let result = jacobian_rows(tape, &traced, &argument, transform);
+    let result = jacobian_rows(tape, &mut traced, &argument, transform);
     tape.recycle(traced.level, traced.records);
     Ok(result?)
 }
@@ -311,7 +318,7 @@ where
 /// One backward pass per element of the traced result, stacked into the Jacobian.
 fn jacobian_rows(
     tape: &mut Tape,
-    traced: &Traced,
+    traced: &mut Traced,
     argument: &Value,
     transform: &'static str,
 ) -> Result<Value, AdError> {
@@ -328,7 +335,7 @@ fn jacobian_rows(
         };
     };
     if y.is_float() {
-        let row = leaf_adjoint(tape, traced, output, Value::Float(1.0))?;
+        let row = leaf_adjoint(tape, traced, output, Value::Float(1.0), Words::GivenBack)?;
         return row.map_or_else(|| zeros_like(argument), Ok);
     }
     let (count, y_shape) = (y.len(), y.shape().to_vec());
@@ -337,7 +344,7 @@ fn jacobian_rows(
         let mut seed = vec![0.0; count];
         seed[position] = 1.0;
         let seed = Value::tensor(Tensor::from_vec(&y_shape, seed)?);
-        let row = leaf_adjoint(tape, traced, output, seed)?;
+        let row = leaf_adjoint(tape, traced, output, seed, Words::Kept)?;
         rows.push(match row {
             Some(row) => row,
             None => zeros_like(argument)?,
