@@ -34,6 +34,7 @@ pub use self::allocation::{
 };
 pub use self::blas_kernel::{
     CpuFeatures, choose_coretype, ensure_tuned_kernel, needs_retuning, openblas_core_name,
+    stop_idle_blas_threads,
 };
 pub use self::broadcast::{broadcast_shapes, broadcast_to, sum_to_shape};
 pub use self::elementwise::{
