@@ -178,26 +178,48 @@ impl Adjoints {
 
     /// The raw number slot of node `index`: its adjoint when that is a plain float (not NaN),
     /// a NaN otherwise (a marker, or a NaN adjoint). The fast path of the backward pass reads it.
-    #[inline]
+    ///
+    /// A chunk's slots past the store's length are never written, so they read as absent without
+    /// a comparison with the length.
+    #[inline(always)]
     pub(crate) fn number(&self, index: usize) -> f64 {
         match self.chunks.get(index >> chunk::BITS) {
-            Some(Some(numbers)) if index < self.len => numbers[index & chunk::MASK],
+            Some(Some(numbers)) => numbers[index & chunk::MASK],
             _ => f64::from_bits(ABSENT),
         }
     }
 
+    /// The slots of the `k`-th chunk of nodes, if a gradient has reached any of them.
+    #[inline(always)]
+    pub(crate) fn chunk_mut(&mut self, k: usize) -> Option<&mut [f64; chunk::WORDS]> {
+        self.chunks.get_mut(k)?.as_deref_mut()
+    }
+
     /// The slot of node `index`, taking a chunk from the tape for it if it has none.
-    #[inline]
+    #[inline(always)]
     fn slot_mut(&mut self, t: &mut Tape, index: usize) -> Result<&mut f64, AdError> {
+        let k = index >> chunk::BITS;
+        if index >= self.len || !matches!(self.chunks.get(k), Some(Some(_))) {
+            self.take_chunk_for(t, index)?;
+        }
+        match self.chunks.get_mut(k) {
+            Some(Some(numbers)) => Ok(&mut numbers[index & chunk::MASK]),
+            _ => Err(missing_node()),
+        }
+    }
+
+    /// Gives node `index`'s chunk its memory, the first time a gradient reaches one of its nodes.
+    #[cold]
+    #[inline(never)]
+    fn take_chunk_for(&mut self, t: &mut Tape, index: usize) -> Result<(), AdError> {
         if index >= self.len {
             return Err(missing_node());
         }
         let entry = self.chunks.get_mut(index >> chunk::BITS).ok_or_else(missing_node)?;
-        let numbers = match entry {
-            Some(numbers) => numbers,
-            None => entry.insert(chunk::filled(t.take_chunk()?, f64::from_bits(ABSENT))),
-        };
-        Ok(&mut numbers[index & chunk::MASK])
+        if entry.is_none() {
+            *entry = Some(chunk::filled(t.take_chunk()?, f64::from_bits(ABSENT)));
+        }
+        Ok(())
     }
 
     /// The adjoint of node `index`, if any gradient reached it.
@@ -248,7 +270,7 @@ impl Adjoints {
     }
 
     /// Adds the plain number `value` to node `index`'s adjoint.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn add_number(
         &mut self,
         t: &mut Tape,
@@ -259,6 +281,11 @@ impl Adjoints {
         let current = *slot;
         if !current.is_nan() {
             *slot = canonical(current + value);
+            return Ok(());
+        }
+        // The first gradient to reach a node (every node of a chain), without decoding.
+        if current.to_bits() == ABSENT {
+            *slot = canonical(value);
             return Ok(());
         }
         match decode(current) {
@@ -306,6 +333,35 @@ impl Adjoints {
     }
 }
 
+/// The backward steps of a run of chains (one-word [`Rec::Scalar1`](super::op::Rec) records, each
+/// the function of the node just before it) that end at position `p` of a chunk: `partials(q)` is
+/// the partial derivative of the chain at position `q`, if that word is one, and `numbers` the
+/// adjoint slots of the same chunk of nodes. Each step adds `g * dx` to the slot before, as
+/// [`Adjoints::add_number`] does, while `g` is a plain number and the slot before holds a number
+/// or nothing; the run stops at the first record it cannot take (the chunk's first word, whose
+/// input is in the chunk before, is never taken) and returns that record's position, for the
+/// general path.
+#[inline(always)]
+pub(crate) fn chain_run(
+    numbers: &mut [f64; chunk::WORDS],
+    mut p: usize,
+    partials: impl Fn(usize) -> Option<f64>,
+) -> usize {
+    while p > 0 && p < chunk::WORDS {
+        let Some(dx) = partials(p) else { break };
+        let g = numbers[p];
+        let before = numbers[p - 1];
+        let sum = match (g.is_nan(), before.is_nan()) {
+            (false, false) => before + g * dx,
+            (false, true) if before.to_bits() == ABSENT => g * dx,
+            _ => break,
+        };
+        numbers[p - 1] = canonical(sum);
+        p -= 1;
+    }
+    p
+}
+
 /// Moves a pooled adjoint out, leaving a placeholder nothing reads.
 fn take_pooled(adjoint: &mut Adjoint) -> Adjoint {
     std::mem::replace(adjoint, Adjoint::Value(Value::Int(0)))
@@ -346,6 +402,38 @@ mod tests {
         assert!(store.take(1).is_some() && store.get(1).is_none());
         store.reset(&mut tape, 2);
         assert!(store.get(0).is_none() && store.get(1).is_none());
+    }
+
+    #[test]
+    fn a_chain_run_stops_where_the_general_path_must_take_over() {
+        let absent = f64::from_bits(ABSENT);
+        let mut numbers = Box::new([absent; chunk::WORDS]);
+        // Chains at positions 2 to 7, with partials 10 + position; position 1 is not a chain.
+        let partials = |q: usize| (2..8).contains(&q).then(|| 10.0 + q as f64);
+        numbers[7] = 1.0;
+        numbers[5] = 0.5;
+        assert_eq!(chain_run(&mut numbers, 7, partials), 1);
+        // 6 gets 17; 5 adds 16 * 17 to its 0.5; and so on down to 1, which the run writes
+        // (it is the input of the chain at 2) but does not take.
+        let expected_5 = 0.5 + 16.0 * 17.0;
+        assert_eq!(&numbers[5..8], &[expected_5, 17.0, 1.0]);
+        assert_eq!(numbers[1], 12.0 * 13.0 * 14.0 * 15.0 * expected_5);
+        // A pooled slot before, a NaN gradient and a NaN slot before all stop the run.
+        let mut numbers = Box::new([absent; chunk::WORDS]);
+        numbers[7] = 1.0;
+        numbers[6] = f64::from_bits(POOLED | 3);
+        assert_eq!(chain_run(&mut numbers, 7, partials), 7);
+        numbers[6] = f64::NAN;
+        assert_eq!(chain_run(&mut numbers, 7, partials), 7);
+        numbers[6] = 2.0;
+        numbers[7] = absent;
+        assert_eq!(chain_run(&mut numbers, 7, partials), 7);
+        // A NaN product is stored as the quiet NaN, never as a marker, and as a NaN gradient it
+        // stops the run at the next record.
+        numbers[7] = f64::INFINITY;
+        numbers[6] = absent;
+        assert_eq!(chain_run(&mut numbers, 7, |_| Some(0.0)), 6);
+        assert!(numbers[6].is_nan() && numbers[6].to_bits() == f64::NAN.to_bits());
     }
 
     #[test]

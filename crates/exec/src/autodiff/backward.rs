@@ -38,7 +38,8 @@
 
 use std::rc::Rc;
 
-use super::adjoints::{Adjoint, Adjoints, Uniform};
+use super::adjoints::{Adjoint, Adjoints, Uniform, chain_run};
+use super::chunk;
 use super::error::{AdError, AdErrorKind};
 use super::op::{ALL_AXES, Arg, Extra, IndexRecord, Kind, Op, Rec, RecStore, Records};
 use super::tape::Tape;
@@ -99,6 +100,16 @@ pub(crate) fn backward_pass(
     while let Some(index) = end.checked_sub(1) {
         if index < chunk_start || index - chunk_start >= chunk.len() {
             (chunk, chunk_start) = records.ops.chunk_of(index).unwrap_or((&[], 0));
+        }
+        // Chains with plain-number adjoints, straight from the chunk of words to the chunk of
+        // adjoints of the same nodes (chunks of both start at the same positions).
+        if let Some(numbers) = adjoints.chunk_mut(index >> chunk::BITS) {
+            let partial = |q: usize| chunk.get(q).and_then(|&word| RecStore::chain_partial(word));
+            let stop = chain_run(numbers, index - chunk_start, partial);
+            if stop < index - chunk_start {
+                end = chunk_start + stop + 1;
+                continue;
+            }
         }
         // A chain (a `Scalar1` whose input is the node just before) straight from the chunk;
         // anything else decoded by the store.
