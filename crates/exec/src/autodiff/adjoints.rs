@@ -409,7 +409,7 @@ mod tests {
         let absent = f64::from_bits(ABSENT);
         let mut numbers = Box::new([absent; chunk::WORDS]);
         // Chains at positions 2 to 7, with partials 10 + position; position 1 is not a chain.
-        let partials = |q: usize| (2..8).contains(&q).then(|| 10.0 + q as f64);
+        let partials = |q: usize| (2..8).contains(&q).then_some(10.0 + q as f64);
         numbers[7] = 1.0;
         numbers[5] = 0.5;
         assert_eq!(chain_run(&mut numbers, 7, partials), 1);
