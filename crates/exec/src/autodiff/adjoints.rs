@@ -198,28 +198,17 @@ impl Adjoints {
     /// The slot of node `index`, taking a chunk from the tape for it if it has none.
     #[inline(always)]
     fn slot_mut(&mut self, t: &mut Tape, index: usize) -> Result<&mut f64, AdError> {
-        let k = index >> chunk::BITS;
-        if index >= self.len || !matches!(self.chunks.get(k), Some(Some(_))) {
-            self.take_chunk_for(t, index)?;
-        }
-        match self.chunks.get_mut(k) {
-            Some(Some(numbers)) => Ok(&mut numbers[index & chunk::MASK]),
-            _ => Err(missing_node()),
-        }
-    }
-
-    /// Gives node `index`'s chunk its memory, the first time a gradient reaches one of its nodes.
-    #[cold]
-    #[inline(never)]
-    fn take_chunk_for(&mut self, t: &mut Tape, index: usize) -> Result<(), AdError> {
         if index >= self.len {
             return Err(missing_node());
         }
         let entry = self.chunks.get_mut(index >> chunk::BITS).ok_or_else(missing_node)?;
         if entry.is_none() {
-            *entry = Some(chunk::filled(t.take_chunk()?, f64::from_bits(ABSENT)));
+            *entry = Some(absent_numbers(t)?);
         }
-        Ok(())
+        match entry {
+            Some(numbers) => Ok(&mut numbers[index & chunk::MASK]),
+            None => Err(missing_node()),
+        }
     }
 
     /// The adjoint of node `index`, if any gradient reached it.
@@ -360,6 +349,13 @@ pub(crate) fn chain_run(
         p -= 1;
     }
     p
+}
+
+/// A chunk of slots without adjoints, for the first gradient to reach one of its nodes.
+#[cold]
+#[inline(never)]
+fn absent_numbers(t: &mut Tape) -> Result<chunk::Numbers, AdError> {
+    Ok(chunk::filled(t.take_chunk()?, f64::from_bits(ABSENT)))
 }
 
 /// Moves a pooled adjoint out, leaving a placeholder nothing reads.

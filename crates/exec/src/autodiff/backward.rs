@@ -101,23 +101,23 @@ pub(crate) fn backward_pass(
         if index < chunk_start || index - chunk_start >= chunk.len() {
             (chunk, chunk_start) = records.ops.chunk_of(index).unwrap_or((&[], 0));
         }
-        // Chains with plain-number adjoints, straight from the chunk of words to the chunk of
-        // adjoints of the same nodes (chunks of both start at the same positions).
-        if let Some(numbers) = adjoints.chunk_mut(index >> chunk::BITS) {
-            let partial = |q: usize| chunk.get(q).and_then(|&word| RecStore::chain_partial(word));
-            let stop = chain_run(numbers, index - chunk_start, partial);
-            if stop < index - chunk_start {
+        // A chain (a `Scalar1` whose input is the node just before) straight from the chunk;
+        // anything else decoded by the store.
+        let position = index.wrapping_sub(chunk_start);
+        let partial = |q: usize| chunk.get(q).and_then(|&word| RecStore::chain_partial(word));
+        let chain = partial(position).filter(|_| index > 0);
+        // A run of chains with plain-number adjoints goes straight from the chunk of words to the
+        // chunk of adjoints of the same nodes (chunks of both start at the same positions).
+        if chain.is_some()
+            && let Some(numbers) = adjoints.chunk_mut(index >> chunk::BITS)
+        {
+            let stop = chain_run(numbers, position, partial);
+            if stop < position {
                 end = chunk_start + stop + 1;
                 continue;
             }
         }
-        // A chain (a `Scalar1` whose input is the node just before) straight from the chunk;
-        // anything else decoded by the store.
-        let chain = chunk
-            .get(index.wrapping_sub(chunk_start))
-            .filter(|_| index > 0)
-            .and_then(|&word| RecStore::chain_partial(word))
-            .map(|dx| (Rec::Scalar1 { x: index as u32 - 1, dx }, index));
+        let chain = chain.map(|dx| (Rec::Scalar1 { x: index as u32 - 1, dx }, index));
         let Some((rec, start)) = chain.or_else(|| records.ops.rec(index)) else {
             return Err(AdError::internal("a tape word that is not a record"));
         };
