@@ -34,6 +34,11 @@ pub(crate) fn allocate() -> Option<Chunk> {
     words.into_boxed_slice().try_into().ok()
 }
 
+/// A chunk from `free`, or a new one; `None` when memory runs out.
+pub(crate) fn reuse_or_allocate(free: &mut Vec<Chunk>) -> Option<Chunk> {
+    free.pop().or_else(allocate)
+}
+
 /// `chunk` with every word set to `value`.
 pub(crate) fn filled(chunk: Chunk, value: f64) -> Numbers {
     let raw = Box::into_raw(chunk);

@@ -405,19 +405,14 @@ impl RecStore {
         let full = || super::AdError::from(super::AdErrorKind::TapeFull);
         while self.len + more > self.capacity() {
             self.chunks.try_reserve(1).map_err(|_| full())?;
-            let chunk = match free.pop() {
-                Some(chunk) => chunk,
-                None => chunk::allocate().ok_or_else(full)?,
-            };
-            self.chunks.push(chunk);
+            self.chunks.push(chunk::reuse_or_allocate(free).ok_or_else(full)?);
         }
         Ok(())
     }
 
     /// Gives every chunk after the one holding word `index` to the tape's free list, and with
-    /// them the words
-    /// they held: a backward pass that has read every record past `index` hands their memory on
-    /// (see [`chunk`]).
+    /// them the words they held: a backward pass that has read every record past `index` hands
+    /// their memory on (see [`chunk`]).
     pub(crate) fn give_back_after(&mut self, index: usize, tape: &mut super::Tape) {
         self.give_back_from((index >> Self::CHUNK_BITS) + 1, tape);
     }

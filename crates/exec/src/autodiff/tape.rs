@@ -293,7 +293,7 @@ impl Tape {
         // The previous gradients are replaced: their store is emptied and reused.
         let mut adjoints = match self.gradients.take() {
             Some(previous) => previous.adjoints,
-            None => self.take_store(),
+            None => Adjoints::default(),
         };
         let pass = (Keep::Everything, Words::GivenBack);
         let result = backward_pass(self, &mut records, output, seed, pass, &mut adjoints);
@@ -341,11 +341,6 @@ impl Tape {
 
     // ----- transform levels -----
 
-    /// An empty adjoint store; it takes its chunks from the free list as it fills.
-    pub(crate) fn take_store(&mut self) -> Adjoints {
-        Adjoints::default()
-    }
-
     /// Empties a store the caller is done with, keeping its chunks for the next one.
     pub(crate) fn give_store(&mut self, mut store: Adjoints) {
         store.clear(self);
@@ -353,10 +348,7 @@ impl Tape {
 
     /// A chunk from the free list, or a new one.
     pub(crate) fn take_chunk(&mut self) -> Result<Chunk, AdError> {
-        match self.free_chunks.pop() {
-            Some(chunk) => Ok(chunk),
-            None => chunk::allocate().ok_or_else(|| AdErrorKind::TapeFull.into()),
-        }
+        chunk::reuse_or_allocate(&mut self.free_chunks).ok_or_else(|| AdErrorKind::TapeFull.into())
     }
 
     /// Keeps a chunk nothing holds any more for the next [`Tape::take_chunk`].

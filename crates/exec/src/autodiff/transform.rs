@@ -19,7 +19,7 @@
 //! The callback receives the caller's context (the interpreter) so that it can run a Nabla
 //! function; [`AdContext`] is how the drivers reach the tape inside that context.
 
-use super::adjoints::Adjoint;
+use super::adjoints::{Adjoint, Adjoints};
 use super::backward::{Keep, Words, backward_pass};
 use super::error::{AdError, AdErrorKind};
 use super::op::Records;
@@ -110,7 +110,7 @@ fn leaf_adjoint(
     seed: Value,
     words: Words,
 ) -> Result<Option<Value>, AdError> {
-    let mut adjoints = tape.take_store();
+    let mut adjoints = Adjoints::default();
     let pass = (Keep::Leaves, words);
     let result = backward_pass(tape, &mut traced.records, output, seed.into(), pass, &mut adjoints);
     let adjoint = adjoints.take(traced.leaf);
@@ -218,7 +218,7 @@ where
     let (transposed, zeros) = inner?;
     let result = (|| {
         let Some(output) = transposed else { return Ok(None) };
-        let mut adjoints = tape.take_store();
+        let mut adjoints = Adjoints::default();
         let result = backward_pass(
             tape,
             &mut records,
