@@ -342,23 +342,37 @@ impl RecStore {
         self.push(word::tagged(tag, u64::from(input)));
     }
 
-    /// Multiplies the partial derivative of the [`Rec::Scalar1`] whose node is at `index` by
-    /// `factor`; `false` (and nothing changed) when that record is something else.
+    /// Multiplies the partial derivatives of the scalar record whose node is at `index` (a
+    /// [`Rec::Scalar1`], or a [`Rec::Scalar2`] and its [`Rec::Pair`]) by `factor`; `false` (and
+    /// nothing changed) when that record is something else.
     #[inline(always)]
-    pub(crate) fn scale_scalar1(&mut self, index: usize, factor: f64) -> bool {
+    pub(crate) fn scale_partials(&mut self, index: usize, factor: f64) -> bool {
         let Some(word) = self.word(index) else { return false };
-        let at = match word::tag(word) {
-            None if index > 0 => index,
-            Some(word::INPUT) if index > 0 => index - 1,
-            _ => return false,
-        };
-        match self.word_mut(at) {
-            Some(slot) => {
-                *slot = word::partial(f64::from_bits(*slot) * factor);
-                true
+        let scale = |slot: &mut u64| *slot = word::partial(f64::from_bits(*slot) * factor);
+        match word::tag(word) {
+            None if index > 0 => {}
+            Some(word::INPUT) if index > 0 => {}
+            Some(word::INPUT2) if index >= 3 => {
+                // The pair's words end just before the record's partial.
+                let pair = index - 2;
+                if !matches!(self.word(pair).and_then(word::tag), Some(word::PAIR)) {
+                    return false;
+                }
+                let (Some(first), Some(second)) = (self.word(pair - 1), self.word(index - 1))
+                else {
+                    return false;
+                };
+                if word::tag(first).is_some() || word::tag(second).is_some() {
+                    return false;
+                }
+                self.word_mut(pair - 1).map(scale);
+                self.word_mut(index - 1).map(scale);
+                return true;
             }
-            None => false,
+            _ => return false,
         }
+        let at = if word::tag(word).is_none() { index } else { index - 1 };
+        self.word_mut(at).map(scale).is_some()
     }
 
     /// How many chunks hold words.
@@ -663,12 +677,16 @@ mod tests {
             let Some((Rec::Scalar1 { x: 0, dx }, _)) = store.rec(node) else { panic!("{nan}") };
             assert_eq!(dx.to_bits(), f64::NAN.to_bits());
         }
-        // Scaling a partial in place, for a one-word and a two-word `Scalar1` only.
-        assert!(store.scale_scalar1(2, 2.0) && store.scale_scalar1(4, -1.0));
+        // Scaling partials in place, for a one-word and a two-word `Scalar1` and for a `Scalar2`
+        // with its `Pair`, and for nothing else.
+        assert!(store.scale_partials(2, 2.0) && store.scale_partials(4, -1.0));
         assert_eq!(store.rec(2).map(|(rec, _)| rec), Some(Rec::Scalar1 { x: 1, dx: -1.0 }));
         let dx = f64::NEG_INFINITY;
         assert_eq!(store.rec(4).map(|(rec, _)| rec), Some(Rec::Scalar1 { x: 0, dx }));
-        assert!([0, 6, 8, 9].iter().all(|&node| !store.scale_scalar1(node, 2.0)));
+        assert!(store.scale_partials(8, -4.0));
+        assert_eq!(store.rec(6).map(|(rec, _)| rec), Some(Rec::Pair { a: 2, da: -1.0 }));
+        assert_eq!(store.rec(8).map(|(rec, _)| rec), Some(Rec::Scalar2 { b: 0, db: 0.0 }));
+        assert!([0, 6, 9].iter().all(|&node| !store.scale_partials(node, 2.0)));
     }
 
     #[test]

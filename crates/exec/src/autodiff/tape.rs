@@ -615,7 +615,7 @@ impl Tape {
         if let Some(records) = self.levels.get_mut(level) {
             let len = records.ops.len();
             let index = (term.node.serial() - records.base) as usize;
-            if term.fresh && index + 1 == len && records.ops.scale_scalar1(index, term.partial) {
+            if term.fresh && index + 1 == len && records.ops.scale_partials(index, term.partial) {
                 self.operations += 1;
                 return Ok(term.node);
             }
@@ -627,6 +627,13 @@ impl Tape {
             }
         }
         self.fuse_general(&[term])
+    }
+
+    /// Counts `n` more recorded operations that a caller fused into a record it made with
+    /// [`Tape::fuse1`] or [`Tape::fuse2`] (which count one), for [`Tape::bytes_per_operation`].
+    #[inline(always)]
+    pub(crate) fn count_fused(&mut self, n: u64) {
+        self.operations += n;
     }
 
     /// [`Tape::fuse1`] for a function of two live scalars of one level.

@@ -14,6 +14,7 @@
 
 mod builtins;
 mod checks;
+mod float_expr;
 
 use std::io::Write;
 
@@ -25,6 +26,8 @@ use crate::error::{RuntimeError, StackFrame};
 use crate::ops::{self, scalar};
 use crate::tensor::Rng;
 use crate::value::{NodeRef, Primal, Value};
+
+use float_expr::Evaluated;
 
 /// The limits of a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -787,6 +790,25 @@ impl<'p, 'o> Machine<'p, 'o> {
                                 }
                             }
                         }
+                    }
+                    Instr::FloatExpr { dst, expr, skip } => {
+                        // SAFETY: verified to name an expression of the unit whose leaves are
+                        // slots of this frame; nothing else refers to them during the call.
+                        let expr = unsafe { unit.exprs.get_unchecked(*expr as usize) };
+                        match unsafe { float_expr::evaluate(expr, regs, &mut self.tape) } {
+                            Ok(Evaluated::Plain(z)) => set_float(unsafe { reg(regs, *dst) }, z),
+                            Ok(Evaluated::Tracked(z, node)) => {
+                                set_tracked(unsafe { reg(regs, *dst) }, z, node)
+                            }
+                            // The instructions the expression stands for run instead.
+                            Ok(Evaluated::Fallback) => {
+                                pc += 1;
+                                continue 'exec;
+                            }
+                            Err(error) => fail!(self, RuntimeError::from(error), pc),
+                        }
+                        pc += 1 + *skip as usize;
+                        continue 'exec;
                     }
                     Instr::IntCmp { op, dst, a, b } => {
                         let x = int_of(unsafe { reg(regs, *a) });

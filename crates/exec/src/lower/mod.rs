@@ -13,6 +13,7 @@
 
 mod builtin;
 mod expr;
+mod float_expr;
 mod stmt;
 
 use hir::{
@@ -35,8 +36,27 @@ type Result<T> = std::result::Result<T, RuntimeError>;
 const STACK_RED_ZONE: usize = 128 * 1024;
 const STACK_SEGMENT: usize = 2 * 1024 * 1024;
 
+/// Choices of the lowering that do not change what a program computes.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Whether trees of scalar float operations are compiled into [`Instr::FloatExpr`]
+    /// instructions (see [`float_expr`]); off only to compare the two paths in tests.
+    pub float_exprs: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { float_exprs: true }
+    }
+}
+
 /// Lowers `main` and everything it imports. The files must be free of errors.
 pub fn lower_program(db: &dyn Db, main: SourceFile) -> Result<Program> {
+    lower_program_with(db, main, Options::default())
+}
+
+/// [`lower_program`] with the given [`Options`].
+pub fn lower_program_with(db: &dyn Db, main: SourceFile, options: Options) -> Result<Program> {
     let files = files_in_order(db, main);
     let mut builder = ProgramBuilder {
         db,
@@ -46,6 +66,7 @@ pub fn lower_program(db: &dyn Db, main: SourceFile) -> Result<Program> {
         n_globals: 0,
         callables: Vec::new(),
         callable_index: FxHashMap::default(),
+        options,
     };
     // Number every unit first, so that calls can name units not lowered yet.
     let mut defs: Vec<DefId> = Vec::new();
@@ -146,6 +167,7 @@ struct ProgramBuilder<'db> {
     n_globals: u32,
     callables: Vec<Callable>,
     callable_index: FxHashMap<Callable, u32>,
+    options: Options,
 }
 
 impl ProgramBuilder<'_> {
@@ -230,7 +252,7 @@ impl ProgramBuilder<'_> {
         let end = lowerer.end_span();
         lowerer.emit(Instr::Return { src: None }, end);
         let n_params = body.params.len() as u32;
-        Ok(Unit {
+        let mut unit = Unit {
             name,
             def,
             n_params,
@@ -242,9 +264,14 @@ impl ProgramBuilder<'_> {
             checks: lowerer.checks,
             args: lowerer.args,
             indices: lowerer.indices,
+            exprs: Vec::new(),
             prologue_end,
             holds_heap: holds_heap(infer),
-        })
+        };
+        if self.options.float_exprs {
+            float_expr::compile(&mut unit);
+        }
+        Ok(unit)
     }
 }
 
@@ -668,15 +695,8 @@ fn shape_proven(declared: &Ty, value: &Ty) -> bool {
 }
 
 fn set_target(instr: &mut Instr, to: u32) {
-    match instr {
-        Instr::Jump { target }
-        | Instr::JumpIf { target, .. }
-        | Instr::JumpIntCmp { target, .. }
-        | Instr::JumpIntCmpImm { target, .. }
-        | Instr::LoopIntImm { target, .. }
-        | Instr::LoopInt { target, .. }
-        | Instr::JumpFloatCmp { target, .. } => *target = to,
-        _ => {}
+    if let Some(target) = instr.target_mut() {
+        *target = to;
     }
 }
 

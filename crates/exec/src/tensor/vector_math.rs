@@ -131,11 +131,12 @@ pub(super) fn exp(x: f64) -> f64 {
     let error = (1.0 - sum) + r;
     let e_r = sum + (error + (r_low + r_low * r + r * r * tail));
 
-    // 2^k as two normal powers of two, so that subnormal results round only once.
-    let k_half = ((k_bits + 2048) as u64 >> 1) as i64 - 1024;
-    let k_rest = k_bits - k_half;
+    // 2^k as two normal powers of two, so that subnormal results round only once. (For a NaN
+    // `k_bits` is meaningless and `e_r` is NaN: the arithmetic wraps instead of overflowing.)
+    let k_half = ((k_bits.wrapping_add(2048)) as u64 >> 1) as i64 - 1024;
+    let k_rest = k_bits.wrapping_sub(k_half);
     let scale_half = f64::from_bits(((k_half + 1023) as u64) << 52);
-    let scale_rest = f64::from_bits(((k_rest + 1023) as u64) << 52);
+    let scale_rest = f64::from_bits(((k_rest.wrapping_add(1023)) as u64) << 52);
     e_r * scale_half * scale_rest
 }
 
@@ -187,7 +188,7 @@ fn expm1_positive(x: f64) -> (f64, f64) {
     let small = r * r * tail + (r_low + r_low * r);
 
     // 2^k is a normal power of two for every k here.
-    let scale = f64::from_bits(((k_bits + 1023) as u64) << 52);
+    let scale = f64::from_bits(((k_bits.wrapping_add(1023)) as u64) << 52);
     let (sum, error) = two_sum(scale - 1.0, scale * r);
     let low = error + scale * small;
     let hi = sum + low;

@@ -1,0 +1,129 @@
+//! Compiled float expressions (`Instr::FloatExpr`) against the instructions they stand for: the
+//! same programs lowered with and without them print the same values and gradients, bit for bit,
+//! and leave the same tape words per operation.
+
+use exec::code::Instr;
+use exec::interp::{Limits, Machine};
+use exec::lower::{Options, lower_program_with};
+
+mod common;
+use common::{load, scratch};
+
+/// What a run printed, its tape bytes per operation, and how many float expressions the program
+/// holds.
+fn run(dir: &std::path::Path, text: &str, float_exprs: bool) -> (String, Option<f64>, usize) {
+    let (db, main) = load(dir, text);
+    let program = lower_program_with(&db, main, Options { float_exprs })
+        .unwrap_or_else(|err| panic!("{err}"));
+    let exprs = program
+        .units
+        .iter()
+        .flat_map(|unit| &unit.code)
+        .filter(|instr| matches!(instr, Instr::FloatExpr { .. }))
+        .count();
+    let mut out = Vec::new();
+    let mut machine =
+        Machine::new(&program, &mut out, Limits::default()).unwrap_or_else(|err| panic!("{err}"));
+    let result = machine.run();
+    let bytes = machine.tape_ref().bytes_per_operation();
+    drop(machine);
+    let mut out = String::from_utf8_lossy(&out).into_owned();
+    if let Err(error) = result {
+        out.push_str(&format!("error: {error}\n"));
+    }
+    (out, bytes, exprs)
+}
+
+/// Runs `text` both ways and checks that they agree; returns the output and the number of
+/// compiled expressions.
+fn agree(dir: &std::path::Path, text: &str) -> (String, usize) {
+    let (fused, fused_bytes, exprs) = run(dir, text, true);
+    let (plain, plain_bytes, none) = run(dir, text, false);
+    assert_eq!(none, 0);
+    assert_eq!(fused, plain, "{text}");
+    assert_eq!(fused_bytes.map(f64::to_bits), plain_bytes.map(f64::to_bits), "{text}");
+    (fused, exprs)
+}
+
+/// A small deterministic generator (64-bit LCG, high bits).
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// A random float expression over the `var`s `p` and `q`, the float `r`, the int `n` and
+/// literals.
+fn expression(rng: &mut Lcg, depth: u32) -> String {
+    if depth == 0 || rng.below(5) == 0 {
+        return ["p", "q", "r", "n", "0.5", "2.0", "p", "q"][rng.below(8) as usize].to_owned();
+    }
+    match rng.below(10) {
+        0..=4 => {
+            let op = ["+", "-", "*", "/"][rng.below(4) as usize];
+            let (a, b) = (expression(rng, depth - 1), expression(rng, depth - 1));
+            format!("({a} {op} {b})")
+        }
+        5..=7 => {
+            let f = ["sin", "cos", "exp", "tanh", "sqrt", "abs", "sigmoid", "ln"];
+            let f = f[rng.below(f.len() as u64) as usize];
+            format!("{f}({})", expression(rng, depth - 1))
+        }
+        8 => format!("-({})", expression(rng, depth - 1)),
+        _ => {
+            let f = ["pow", "max", "min"][rng.below(3) as usize];
+            let (a, b) = (expression(rng, depth - 1), expression(rng, depth - 1));
+            format!("{f}({a}, {b})")
+        }
+    }
+}
+
+#[test]
+fn random_expressions_agree_with_their_instructions() {
+    let dir = scratch("float-expr-random");
+    let mut rng = Lcg(0x5eed);
+    let mut compiled = 0;
+    for _ in 0..150 {
+        let y = expression(&mut rng, 4);
+        // Tracked (two `var`s, one of them possibly unused), then plain.
+        let tracked = format!(
+            "var float p = 0.7;\nvar float q = -1.3;\nfloat r = 2.5;\nint n = 3;\nfloat y = {y};\nfloat z = {y};\nbackward(y + z * 0.5);\nprint(y, grad(p), grad(q), grad(y));\n"
+        );
+        let plain = format!(
+            "float p = 0.7;\nfloat q = -1.3;\nfloat r = 2.5;\nint n = 3;\nfloat y = {y};\nprint(y);\n"
+        );
+        compiled += agree(&dir, &tracked).1 + agree(&dir, &plain).1;
+    }
+    // Most of the expressions have two operations or more.
+    assert!(compiled > 200, "{compiled} compiled expressions");
+}
+
+#[test]
+fn loops_and_transforms_agree_with_their_instructions() {
+    let dir = scratch("float-expr-loops");
+    // A chain of 1000 iterations, a function differentiated at two levels (its expression mixes
+    // a `var` of the program level with the transform's argument, which falls back), a third
+    // tracked operand (which falls back), and an `int` read with a tracked float.
+    let text = "var float x0 = 0.5;\nvar float s = 0.25;\nvar float t = 1.5;\nfunction float f(float u, float c) {\n    return u * c + sin(u) * c;\n}\nfloat x = x0;\nloop (int i = 0; i < 1000; i++) {\n    x = x * 0.9 + sin(x) * 0.1;\n}\nfloat w = x * s + t * x0 - s / t;\nint k = 2;\nfloat v = x * k + cos(x) * k;\nbackward(x + w + v);\nprint(x, grad(x0), grad(s), grad(t));\nprint(grad(f)(0.3, s), grad(grad(f))(0.3, 0.25), grad(f, 1)(t, s));\n";
+    let (out, exprs) = agree(&dir, text);
+    assert!(exprs >= 3, "{exprs} compiled expressions");
+    let mut x = 0.5f64;
+    for _ in 0..1000 {
+        x = x * 0.9 + x.sin() * 0.1;
+    }
+    assert!(out.starts_with(&format!("{x:?} ")), "{out}");
+}
+
+#[test]
+fn a_jump_into_a_tree_splits_it() {
+    // The `?:` makes a jump target between the operations, which must not share an expression.
+    let dir = scratch("float-expr-jump");
+    let text = "var float p = 0.5;\nfloat y = (p > 0.0 ? p * 2.0 : p * 3.0) * sin(p) + p;\nbackward(y);\nprint(y, grad(p));\n";
+    let (out, _) = agree(&dir, text);
+    let p = 0.5f64;
+    let y = p * 2.0 * p.sin() + p;
+    assert!(out.starts_with(&format!("{y:?} ")), "{out}");
+}
