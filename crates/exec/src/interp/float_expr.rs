@@ -27,15 +27,18 @@ pub(super) enum Evaluated {
 
 const N: usize = FloatExpr::MAX_ENTRIES;
 
-/// An entry of a tracked evaluation with `K` tracked operands: its value, its partial derivatives
-/// with respect to them, and which of them (bit `i` for operand `i`) it depends on. A partial
-/// whose bit is clear is never read.
+/// An entry of a tracked evaluation: its value, its partial derivatives with respect to the
+/// tracked operands, and which of them (bit `i` for operand `i`) it depends on. A partial whose
+/// bit is clear is never read.
 #[derive(Clone, Copy)]
-struct Entry<const K: usize> {
+struct Entry {
     value: f64,
-    partials: [f64; K],
+    partials: [f64; 2],
     mask: u8,
 }
+
+/// The partials of a leaf with each mask: a tracked operand's partial with respect to itself is 1.
+const SEEDS: [[f64; 2]; 3] = [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]];
 
 /// Entry `index` of `entries`.
 ///
@@ -56,22 +59,23 @@ pub(super) unsafe fn evaluate(
     regs: *const Value,
     tape: &mut Tape,
 ) -> Result<Evaluated, AdError> {
-    // Every entry is written before a step reads it, so the arrays need no initialisation.
+    // Every entry is written before a step reads it, so the arrays need no initialisation. The
+    // leaves go to both: `values` for a plain evaluation, `entries` for a tracked one.
     let mut values = [const { MaybeUninit::<f64>::uninit() }; N];
-    let mut masks = [0u8; N];
+    let mut entries = [const { MaybeUninit::<Entry>::uninit() }; N];
     let mut nodes: [Option<NodeRef>; 2] = [None, None];
     let mut read_int = false;
     let n_leaves = expr.leaves.len();
     for (k, leaf) in expr.leaves.iter().enumerate() {
         // SAFETY: a leaf slot of the frame, read only.
-        let value = match *unsafe { &*regs.add(leaf.slot as usize) } {
-            Value::Float(x) => x,
+        let (value, mask) = match *unsafe { &*regs.add(leaf.slot as usize) } {
+            Value::Float(x) => (x, 0),
             Value::Int(x) if leaf.int_ok => {
                 read_int = true;
-                x as f64
+                (x as f64, 0)
             }
             Value::TrackedFloat { value, node } if tape.is_live(node) => {
-                masks[k] = match nodes {
+                let mask = match nodes {
                     [Some(first), _] if first == node => 1,
                     [_, Some(second)] if second == node => 2,
                     [None, _] => {
@@ -84,72 +88,38 @@ pub(super) unsafe fn evaluate(
                     }
                     _ => return Ok(Evaluated::Fallback),
                 };
-                value
+                (value, mask)
             }
             _ => return Ok(Evaluated::Fallback),
         };
-        // SAFETY: `k < n_leaves <= N`.
-        unsafe { values.get_unchecked_mut(k) }.write(value);
+        // SAFETY: `k < n_leaves <= N`, and `mask <= 2`.
+        unsafe {
+            values.get_unchecked_mut(k).write(value);
+            let partials = *SEEDS.get_unchecked(usize::from(mask));
+            entries.get_unchecked_mut(k).write(Entry { value, partials, mask });
+        }
     }
     let root = (n_leaves + expr.steps.len() - 1) as u8;
-    let recorded = match nodes {
-        [None, _] => {
-            for (k, step) in expr.steps.iter().enumerate() {
-                // SAFETY (for `read`): verified indices of entries written before.
-                let x = unsafe { read(&values, step.a) };
-                let value = match step.op {
-                    ExprOp::Binary(op) => op.apply(x, unsafe { read(&values, step.b) }),
-                    ExprOp::Unary(op) => op.apply(x),
-                };
-                // SAFETY: `n_leaves + k <= root < N`.
-                unsafe { values.get_unchecked_mut(n_leaves + k) }.write(value);
-            }
-            // SAFETY: the root was written last.
-            return Ok(Evaluated::Plain(unsafe { read(&values, root) }));
+    let Some(first) = nodes[0] else {
+        for (k, step) in expr.steps.iter().enumerate() {
+            // SAFETY (for `read`): verified indices of entries written before.
+            let x = unsafe { read(&values, step.a) };
+            let value = match step.op {
+                ExprOp::Binary(op) => op.apply(x, unsafe { read(&values, step.b) }),
+                ExprOp::Unary(op) => op.apply(x),
+            };
+            // SAFETY: `n_leaves + k <= root < N`.
+            unsafe { values.get_unchecked_mut(n_leaves + k) }.write(value);
         }
-        // A tracked float with an `int` goes through the general operation, which converts the
-        // `int` itself.
-        _ if read_int => return Ok(Evaluated::Fallback),
-        [Some(x), None] => {
-            let (value, [partial], recorded) = unsafe { tracked::<1>(expr, &values, &masks) };
-            (value, tape.fuse1(Term { node: x, partial, fresh: false })?, recorded)
-        }
-        [Some(x), Some(y)] => {
-            let (value, [dx, dy], recorded) = unsafe { tracked::<2>(expr, &values, &masks) };
-            let (x, y) = (
-                Term { node: x, partial: dx, fresh: false },
-                Term { node: y, partial: dy, fresh: false },
-            );
-            (value, tape.fuse2(x, y)?, recorded)
-        }
+        // SAFETY: the root was written last.
+        return Ok(Evaluated::Plain(unsafe { read(&values, root) }));
     };
-    let (value, node, recorded) = recorded;
-    // The step-by-step recording counts each operation with a tracked operand; `fuse1` and
-    // `fuse2` counted one.
-    tape.count_fused(recorded - 1);
-    Ok(Evaluated::Tracked(value, node))
-}
-
-/// The value of a tracked expression, its partial derivatives with respect to the `K` tracked
-/// operands, and how many of its steps have a tracked operand. Every leaf flows into the root, so
-/// the root depends on every tracked operand.
-///
-/// SAFETY: the leaves' values and masks are written, and `expr` passed `Unit::verify`.
-#[inline(always)]
-unsafe fn tracked<const K: usize>(
-    expr: &FloatExpr,
-    values: &[MaybeUninit<f64>; N],
-    masks: &[u8; N],
-) -> (f64, [f64; K], u64) {
-    let mut entries = [const { MaybeUninit::<Entry<K>>::uninit() }; N];
-    let n_leaves = expr.leaves.len();
-    for (k, (value, &mask)) in values.iter().zip(masks).take(n_leaves).enumerate() {
-        let partials = std::array::from_fn(|i| if mask >> i & 1 != 0 { 1.0 } else { 0.0 });
-        // SAFETY: the leaves' values are written; `k < n_leaves <= N`.
-        let value = unsafe { value.assume_init() };
-        unsafe { entries.get_unchecked_mut(k) }.write(Entry { value, partials, mask });
+    // A tracked float with an `int` goes through the general operation, which converts the
+    // `int` itself.
+    if read_int {
+        return Ok(Evaluated::Fallback);
     }
-    let mut recorded = 0;
+    let mut recorded = 0u64;
     for (k, step) in expr.steps.iter().enumerate() {
         // SAFETY (for `read`): verified indices of entries written before.
         let a = unsafe { read(&entries, step.a) };
@@ -161,12 +131,17 @@ unsafe fn tracked<const K: usize>(
                 } else {
                     recorded += 1;
                     let (value, dx, dy) = scalar::binary_with_partials(op, a.value, b.value);
-                    let partials = std::array::from_fn(|i| {
-                        match (a.mask >> i & 1 != 0, b.mask >> i & 1 != 0) {
-                            (true, true) => dx * a.partials[i] + dy * b.partials[i],
-                            (true, false) => dx * a.partials[i],
-                            (false, true) => dy * b.partials[i],
-                            (false, false) => 0.0,
+                    let both = a.mask & b.mask;
+                    let partials = [0, 1].map(|i| {
+                        // Only the terms of the operands that depend on operand `i`, as the
+                        // fused records have them (`0 * inf` would be NaN).
+                        let (from_a, from_b) = (dx * a.partials[i], dy * b.partials[i]);
+                        if both >> i & 1 != 0 {
+                            from_a + from_b
+                        } else if a.mask >> i & 1 != 0 {
+                            from_a
+                        } else {
+                            from_b
                         }
                     });
                     Entry { value, partials, mask: a.mask | b.mask }
@@ -179,10 +154,19 @@ unsafe fn tracked<const K: usize>(
                 Entry { value, partials: a.partials.map(|partial| dy * partial), mask: a.mask }
             }
         };
-        // SAFETY: `n_leaves + k < N`.
+        // SAFETY: `n_leaves + k <= root < N`.
         unsafe { entries.get_unchecked_mut(n_leaves + k) }.write(result);
     }
     // SAFETY: the root was written last.
-    let root = unsafe { read(&entries, (n_leaves + expr.steps.len() - 1) as u8) };
-    (root.value, root.partials, recorded)
+    let root = unsafe { read(&entries, root) };
+    let term = |node: NodeRef, i: usize| Term { node, partial: root.partials[i], fresh: false };
+    // Every leaf flows into the root, so the root depends on every tracked operand.
+    let node = match nodes[1] {
+        None => tape.fuse1(term(first, 0))?,
+        Some(second) => tape.fuse2(term(first, 0), term(second, 1))?,
+    };
+    // The step-by-step recording counts each operation with a tracked operand; `fuse1` and
+    // `fuse2` counted one.
+    tape.count_fused(recorded - 1);
+    Ok(Evaluated::Tracked(root.value, node))
 }
