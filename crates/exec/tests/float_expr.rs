@@ -95,7 +95,12 @@ fn random_expressions_agree_with_their_instructions() {
         let plain = format!(
             "float p = 0.7;\nfloat q = -1.3;\nfloat r = 2.5;\nint n = 3;\nfloat y = {y};\nprint(y);\n"
         );
+        // Inside transforms: one level (compiled), and nested levels (the fallback).
+        let transformed = format!(
+            "function float g(float p, float q) {{\n    float r = 2.5;\n    int n = 3;\n    return {y};\n}}\nprint(grad(g)(0.7, -1.3), grad(g, 1)(0.7, -1.3), grad(grad(g))(0.7, -1.3));\n"
+        );
         compiled += agree(&dir, &tracked).1 + agree(&dir, &plain).1;
+        agree(&dir, &transformed);
     }
     // Most of the expressions have two operations or more.
     assert!(compiled > 200, "{compiled} compiled expressions");
