@@ -347,32 +347,21 @@ impl RecStore {
     /// nothing changed) when that record is something else.
     #[inline(always)]
     pub(crate) fn scale_partials(&mut self, index: usize, factor: f64) -> bool {
-        let Some(word) = self.word(index) else { return false };
-        let scale = |slot: &mut u64| *slot = word::partial(f64::from_bits(*slot) * factor);
-        match word::tag(word) {
-            None if index > 0 => {}
-            Some(word::INPUT) if index > 0 => {}
-            Some(word::INPUT2) if index >= 3 => {
-                // The pair's words end just before the record's partial.
-                let pair = index - 2;
-                if !matches!(self.word(pair).and_then(word::tag), Some(word::PAIR)) {
-                    return false;
-                }
-                let (Some(first), Some(second)) = (self.word(pair - 1), self.word(index - 1))
-                else {
-                    return false;
-                };
-                if word::tag(first).is_some() || word::tag(second).is_some() {
-                    return false;
-                }
-                self.word_mut(pair - 1).map(scale);
-                self.word_mut(index - 1).map(scale);
-                return true;
-            }
+        // Each record's partial is its first word.
+        let starts = match self.rec(index) {
+            Some((Rec::Scalar1 { .. }, start)) => [Some(start), None],
+            Some((Rec::Scalar2 { .. }, start)) => match start.checked_sub(1).map(|i| self.rec(i)) {
+                Some(Some((Rec::Pair { .. }, pair))) => [Some(pair), Some(start)],
+                _ => return false,
+            },
             _ => return false,
+        };
+        for at in starts.into_iter().flatten() {
+            if let Some(slot) = self.word_mut(at) {
+                *slot = word::partial(f64::from_bits(*slot) * factor);
+            }
         }
-        let at = if word::tag(word).is_none() { index } else { index - 1 };
-        self.word_mut(at).map(scale).is_some()
+        true
     }
 
     /// How many chunks hold words.

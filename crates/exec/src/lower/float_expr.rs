@@ -161,7 +161,7 @@ enum Ref {
 /// The expression of the instructions `steps`, if they form a tree of at least two operations
 /// (see the module documentation).
 fn tree(steps: &[&Step]) -> Option<FloatExpr> {
-    if steps.len() < 2 || steps.len() >= FloatExpr::MAX_ENTRIES {
+    if steps.len() < 2 {
         return None;
     }
     let mut leaves: Vec<ExprLeaf> = Vec::new();
