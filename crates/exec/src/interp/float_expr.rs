@@ -40,6 +40,22 @@ struct Entry {
 /// The partials of a leaf with each mask: a tracked operand's partial with respect to itself is 1.
 const SEEDS: [[f64; 2]; 3] = [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]];
 
+/// The partial of `dx a + dy b` with respect to tracked operand `i`: only the terms of the
+/// operands that depend on it, as the fused records have them (`0 * inf` would be NaN). Written
+/// out rather than as a closure over `[0, 1]`, which the compiler does not always inline.
+#[inline(always)]
+fn combine(i: usize, dx: f64, a: &Entry, dy: f64, b: &Entry) -> f64 {
+    let (from_a, from_b) = (dx * a.partials[i], dy * b.partials[i]);
+    let bit = 1 << i;
+    if a.mask & b.mask & bit != 0 {
+        from_a + from_b
+    } else if a.mask & bit != 0 {
+        from_a
+    } else {
+        from_b
+    }
+}
+
 /// Entry `index` of `entries`.
 ///
 /// SAFETY: the entry must have been written.
@@ -131,19 +147,7 @@ pub(super) unsafe fn evaluate(
                 } else {
                     recorded += 1;
                     let (value, dx, dy) = scalar::binary_with_partials(op, a.value, b.value);
-                    let both = a.mask & b.mask;
-                    let partials = [0, 1].map(|i| {
-                        // Only the terms of the operands that depend on operand `i`, as the
-                        // fused records have them (`0 * inf` would be NaN).
-                        let (from_a, from_b) = (dx * a.partials[i], dy * b.partials[i]);
-                        if both >> i & 1 != 0 {
-                            from_a + from_b
-                        } else if a.mask >> i & 1 != 0 {
-                            from_a
-                        } else {
-                            from_b
-                        }
-                    });
+                    let partials = [combine(0, dx, &a, dy, &b), combine(1, dx, &a, dy, &b)];
                     Entry { value, partials, mask: a.mask | b.mask }
                 }
             }
@@ -151,7 +155,7 @@ pub(super) unsafe fn evaluate(
             ExprOp::Unary(op) => {
                 recorded += 1;
                 let (value, dy) = scalar::unary_with_derivative(op, a.value);
-                Entry { value, partials: a.partials.map(|partial| dy * partial), mask: a.mask }
+                Entry { value, partials: [dy * a.partials[0], dy * a.partials[1]], mask: a.mask }
             }
         };
         // SAFETY: `n_leaves + k <= root < N`.
