@@ -1,5 +1,7 @@
 //! Repository hygiene checked under `cargo test`: every Rust file opens with a `//!` doc comment,
-//! no line has trailing whitespace, and no test is silenced with `#[ignore]` or `#[should_panic]`.
+//! no line has trailing whitespace, no test is silenced with `#[ignore]` or `#[should_panic]`, and
+//! the crates below the interpreter stay below it (`tensor` and `einsum-notation` depend on
+//! neither `hir` nor `exec`, in their manifests or their code).
 
 use std::{
     fs,
@@ -58,6 +60,70 @@ pub fn check_file(path: &Path, text: &str) -> Vec<String> {
     problems
 }
 
+/// Crates that must not depend on the checker or the interpreter, and the crates they must not
+/// name: the tensor engine is the seam a second backend would use, and the einsum notation is
+/// shared by the checker and the engine.
+const LOWER_CRATES: [(&str, &[&str]); 2] =
+    [("crates/tensor", &["hir", "exec", "syntax"]), ("crates/einsum-notation", &["hir", "exec"])];
+
+/// Problems with the dependencies of the crates in [`LOWER_CRATES`], as messages.
+pub fn check_layering(root: &Path) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (dir, forbidden) in LOWER_CRATES {
+        let manifest = root.join(dir).join("Cargo.toml");
+        let text = fs::read_to_string(&manifest).unwrap_or_default();
+        if text.is_empty() {
+            problems.push(format!("{dir}/Cargo.toml: missing"));
+        }
+        problems.extend(check_manifest(Path::new(dir), &text, forbidden));
+        for path in rust_files(&root.join(dir)) {
+            let text = fs::read_to_string(&path).unwrap_or_default();
+            let relative = path.strip_prefix(root).unwrap_or(&path);
+            problems.extend(check_imports(relative, &text, forbidden));
+        }
+    }
+    problems
+}
+
+/// Dependencies of a manifest on `forbidden` crates, in any dependency table.
+fn check_manifest(dir: &Path, text: &str, forbidden: &[&str]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut in_dependencies = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_dependencies = line.contains("dependencies");
+            continue;
+        }
+        let name = line.split(['=', '.', ' ']).next().unwrap_or_default();
+        if in_dependencies && forbidden.contains(&name) {
+            problems.push(format!("{}/Cargo.toml: depends on `{name}`", dir.display()));
+        }
+    }
+    problems
+}
+
+/// Paths into `forbidden` crates in a Rust file (`hir::`, `use exec`).
+fn check_imports(path: &Path, text: &str, forbidden: &[&str]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or_default();
+        for name in forbidden {
+            let path_use = format!("{name}::");
+            let crate_use = format!("use {name}");
+            let named = code.match_indices(&path_use).any(|(at, _)| {
+                // `exec::` inside `crate::exec::` or `foo_exec::` is another path.
+                let before = code[..at].chars().next_back();
+                !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
+            });
+            if named || code.trim_start().starts_with(&crate_use) {
+                problems.push(format!("{}:{}: names the `{name}` crate", path.display(), i + 1));
+            }
+        }
+    }
+    problems
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,6 +138,22 @@ mod tests {
             problems.extend(check_file(relative, &text));
         }
         assert!(problems.is_empty(), "tidy problems:\n{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn lower_crates_stay_below_the_interpreter() {
+        let problems = check_layering(&crate::project_root());
+        assert!(problems.is_empty(), "layering problems:\n{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn layering_flags_what_it_should() {
+        let manifest = "[dependencies]\nhir.workspace = true\nndarray = \"1\"\n[dev-dependencies]\nexec = { path = \"x\" }\n";
+        let problems = check_manifest(Path::new("crates/tensor"), manifest, &["hir", "exec"]);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        let code = "use hir::Ty;\nfn f() { exec::run(); }\n// hir::x in a comment\nlet x = crate::exec::y;\n";
+        let problems = check_imports(Path::new("x.rs"), code, &["hir", "exec"]);
+        assert_eq!(problems.len(), 2, "{problems:?}");
     }
 
     #[test]

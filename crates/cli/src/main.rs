@@ -98,10 +98,10 @@ enum Command {
 fn main() -> ExitCode {
     // OpenBLAS picks its kernel when it loads; this may re-execute the program with the right
     // one, so it comes before anything else.
-    exec::tensor::ensure_tuned_kernel();
+    tensor::ensure_tuned_kernel();
     // Its worker threads would spin idle through the first tenth of a second of every program;
     // its first threaded call starts them again.
-    exec::tensor::stop_idle_blas_threads();
+    tensor::stop_idle_blas_threads();
     let cli = Cli::parse();
     match cli.command {
         Command::Parse { file } => parse(&file),

@@ -96,7 +96,7 @@ fn run_on_this_thread(path: &Path, options: &Options) -> u8 {
 /// machine's memory by default).
 pub fn prepare_process(max_memory: Option<usize>) {
     keep_freed_memory();
-    exec::tensor::set_allocation_limit(max_memory.unwrap_or_else(machine_memory));
+    tensor::set_allocation_limit(max_memory.unwrap_or_else(machine_memory));
 }
 
 unsafe extern "C" {
@@ -136,7 +136,7 @@ fn machine_memory() -> usize {
         let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
         kib.checked_mul(1024)
     });
-    total.unwrap_or(exec::tensor::DEFAULT_ALLOCATION_LIMIT_BYTES)
+    total.unwrap_or(tensor::DEFAULT_ALLOCATION_LIMIT_BYTES)
 }
 
 /// Parses `--max-memory`: bytes, or a number with a binary unit (`512K`, `2G`, `1.5GiB`).

@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use exec::autodiff::{AdError, Tape, grad};
 use exec::ops;
-use exec::tensor::{ReduceOp, Rng, Tensor, UnaryOp, ensure_tuned_kernel};
 use exec::value::Value;
+use tensor::{ReduceOp, Rng, Tensor, UnaryOp, ensure_tuned_kernel};
 
 /// The allocator of the `nabla` binary, so the figures are what users get.
 #[global_allocator]

@@ -15,9 +15,9 @@ use std::rc::Rc;
 
 use hir::{DefId, RelSpan, TransformOp};
 
-use crate::einsum::{Contraction, EinsumSpec};
-use crate::tensor::{BinaryOp, ReduceOp, UnaryOp};
 use crate::value::Value;
+use tensor::einsum::{Contraction, EinsumSpec};
+use tensor::{BinaryOp, ReduceOp, UnaryOp};
 
 /// A slot of the current frame.
 pub type Slot = u32;

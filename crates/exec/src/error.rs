@@ -6,8 +6,8 @@ use std::fmt;
 use hir::HirSpan;
 
 use crate::autodiff::AdError;
-use crate::einsum::EinsumError;
-use crate::tensor::TensorError;
+use tensor::TensorError;
+use tensor::einsum::EinsumError;
 
 /// What kind of failure stopped the program; a test runner tells assertions from errors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

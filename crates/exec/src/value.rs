@@ -16,7 +16,7 @@
 use std::fmt;
 use std::rc::Rc;
 
-use crate::tensor::{ShapeText, Tensor, format_bool, format_char, format_float, format_int};
+use tensor::{ShapeText, Tensor, format_bool, format_char, format_float, format_int};
 
 /// The node that recorded a tracked value: its differentiation level (0 is the program tape of
 /// `var` and `backward`, 1 and up are the transforms `grad(f)`, `jvp(f)`, ... in nesting order)

@@ -2,7 +2,7 @@
 //! product. The only test of its binary, so that no other thread makes a BLAS call while the
 //! workers stop, as `main` guarantees in `nabla`.
 
-use exec::tensor::{Tensor, matmul, stop_idle_blas_threads};
+use tensor::{Tensor, matmul, stop_idle_blas_threads};
 
 #[test]
 fn products_are_exact_after_the_idle_threads_stop() {

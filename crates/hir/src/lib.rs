@@ -29,8 +29,6 @@
 //!   [`InferenceResult::shape_bindings`] (inlay hints for shape variables at calls).
 //! - [`builtins::BUILTINS`]: every built-in's name, arity, typing rule, differentiability,
 //!   signature and documentation.
-//! - [`einsum_notation`]: NumPy's `einsum` spec strings parsed into terms, with structured errors,
-//!   for the checker and the engine alike.
 //!
 //! # Incrementality
 //!
@@ -44,7 +42,6 @@ pub mod body;
 pub mod builtins;
 pub mod db;
 pub mod diagnostics;
-pub mod einsum_notation;
 pub mod infer;
 pub mod item_tree;
 mod literal;

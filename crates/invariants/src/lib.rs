@@ -218,7 +218,7 @@ fn run_here(text: &str) {
     if has_errors {
         return;
     }
-    exec::tensor::set_allocation_limit(RUN_ALLOCATION_LIMIT);
+    tensor::set_allocation_limit(RUN_ALLOCATION_LIMIT);
     let limits = exec::interp::Limits { max_steps: RUN_MAX_STEPS, ..Default::default() };
     let Err(error) = exec::run::run_program(&db, file, &mut std::io::sink(), limits) else {
         return;

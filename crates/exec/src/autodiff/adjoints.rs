@@ -14,8 +14,8 @@ use super::chunk;
 use super::error::AdError;
 use super::tape::Tape;
 use crate::ops;
-use crate::tensor::Tensor;
 use crate::value::Value;
+use tensor::Tensor;
 
 /// A signalling NaN (quiet bit clear) marking a node without an adjoint yet.
 const ABSENT: u64 = 0x7FF4_0000_0000_0000;

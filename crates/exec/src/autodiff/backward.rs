@@ -13,7 +13,7 @@
 //! `backward(y)` of a tensor `y` seeds one, and a plain number through a sum or mean over every
 //! element makes one; it is a constant, so its rules may drop it where a tracked gradient would
 //! have to stay in the recorded pass. A contraction contracts its other operands alone
-//! ([`crate::einsum::Contraction::uniform_gradient`]); sums, means, broadcasts, reshapes,
+//! ([`tensor::einsum::Contraction::uniform_gradient`]); sums, means, broadcasts, reshapes,
 //! transposes, negation and additions map it to another uniform adjoint; the other element-wise
 //! rules multiply by its number instead of by a tensor of it. Every other rule gets the tensor.
 //!
@@ -44,8 +44,8 @@ use super::error::{AdError, AdErrorKind};
 use super::op::{ALL_AXES, Arg, Extra, IndexRecord, Kind, Op, Rec, RecStore, Records};
 use super::tape::Tape;
 use crate::ops::{self, plain, scalar};
-use crate::tensor::{self, BinaryOp, Index, ReduceOp, Tensor, UnaryOp};
 use crate::value::Value;
+use tensor::{self, BinaryOp, Index, ReduceOp, Tensor, UnaryOp};
 
 /// Which adjoints the caller needs after the pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -658,7 +658,7 @@ fn einsum_rule(
     let g = match g {
         Adjoint::Value(Value::Float(value)) => Adjoint::Uniform(Uniform::new(value, &[])),
         Adjoint::Value(Value::Tensor(tensor)) => {
-            match crate::einsum::uniform_value(&tensor.view()) {
+            match tensor::einsum::uniform_value(&tensor.view()) {
                 Some(value) => Adjoint::Uniform(Uniform::new(value, tensor.shape())),
                 None => Adjoint::Value(Value::Tensor(tensor)),
             }

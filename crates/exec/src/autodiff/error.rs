@@ -7,8 +7,8 @@
 
 use std::fmt;
 
-use crate::einsum::EinsumError;
-use crate::tensor::{ByteCount, TensorError};
+use tensor::einsum::EinsumError;
+use tensor::{ByteCount, TensorError};
 
 /// An error of a value operation, `backward`, `grad` or a transform.
 #[derive(Clone, Debug, PartialEq)]

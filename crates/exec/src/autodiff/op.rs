@@ -20,9 +20,9 @@ use std::mem::MaybeUninit;
 use std::rc::Rc;
 
 use super::chunk::{self, Chunk};
-use crate::einsum::Contraction;
-use crate::tensor::{BinaryOp, Index, ReduceOp, UnaryOp};
 use crate::value::{Primal, Value};
+use tensor::einsum::Contraction;
+use tensor::{BinaryOp, Index, ReduceOp, UnaryOp};
 
 /// An input of a recorded operation: the index on its level's tape of the node that produced it,
 /// or [`Arg::CONSTANT`] for an operand not tracked at that level.

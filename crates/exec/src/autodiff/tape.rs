@@ -30,8 +30,8 @@ use super::backward::{Keep, Words, backward_pass};
 use super::chunk::{self, Chunk};
 use super::error::{AdError, AdErrorKind};
 use super::op::{Arg, Extra, Kind, Op, Rec, RecStore, Records, Slot};
-use crate::tensor::Tensor;
 use crate::value::{NodeRef, Primal, Tracked, Value};
+use tensor::Tensor;
 
 /// The gradients of the most recent `backward`: one adjoint per node of the released recording
 /// (none where no gradient flowed).
@@ -136,7 +136,7 @@ impl Tape {
 
     /// An error when the recordings plus `more` bytes would exceed the allocation limit.
     fn check_memory(&self, more: usize) -> Result<(), AdError> {
-        let limit_bytes = crate::tensor::allocation_limit();
+        let limit_bytes = tensor::allocation_limit();
         let bytes = self.recorded_bytes().saturating_add(more);
         if bytes > limit_bytes {
             return Err(AdErrorKind::TapeMemory { bytes: bytes as u128, limit_bytes }.into());
@@ -879,7 +879,7 @@ pub(crate) fn zeros_like(value: &Value) -> Result<Value, AdError> {
 mod tests {
     use super::*;
     use crate::ops;
-    use crate::tensor::{BinaryOp, ReduceOp};
+    use tensor::{BinaryOp, ReduceOp};
 
     #[test]
     fn two_input_records_may_straddle_chunks() {
@@ -890,7 +890,7 @@ mod tests {
         let x = tape.leaf(Value::Float(0.5)).unwrap();
         let y = tape.leaf(Value::Float(2.0)).unwrap();
         tape.leaf(Value::Float(3.0)).unwrap();
-        let mut z = ops::unary(&mut tape, crate::tensor::UnaryOp::Sin, x.clone()).unwrap();
+        let mut z = ops::unary(&mut tape, tensor::UnaryOp::Sin, x.clone()).unwrap();
         let n = RecStore::CHUNK;
         for _ in 0..n {
             z = ops::add(&mut tape, z, y.clone()).unwrap();
@@ -913,12 +913,12 @@ mod tests {
         tape.levels[0].fit_room();
         tape.set_floor(0);
         let x = tape.leaf(Value::Float(0.5)).unwrap();
-        let y = ops::unary(&mut tape, crate::tensor::UnaryOp::Sin, x.clone()).unwrap();
+        let y = ops::unary(&mut tape, tensor::UnaryOp::Sin, x.clone()).unwrap();
         let z = ops::binary_fused(&mut tape, BinaryOp::Mul, y.clone(), x.clone(), [false; 2]);
         let z = z.unwrap();
         assert_eq!(program_node(&z).map(NodeRef::serial), Some(NodeRef::MAX_SERIAL));
         let full = |result: Result<Value, AdError>| matches!(result, Err(error) if *error.kind() == AdErrorKind::TapeFull);
-        assert!(full(ops::unary(&mut tape, crate::tensor::UnaryOp::Sin, z.clone())));
+        assert!(full(ops::unary(&mut tape, tensor::UnaryOp::Sin, z.clone())));
         assert!(full(ops::binary_fused(
             &mut tape,
             BinaryOp::Add,
@@ -976,7 +976,7 @@ mod tests {
         let x =
             Value::tensor(Tensor::from_vec(&[2, 3], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap());
         let x = tape.leaf(x).unwrap();
-        let contraction = Rc::new(crate::einsum::Contraction::from_spec("ij,ik->ijk").unwrap());
+        let contraction = Rc::new(tensor::einsum::Contraction::from_spec("ij,ik->ijk").unwrap());
         let product = ops::einsum(&mut tape, &contraction, vec![x.clone(), x.clone()]).unwrap();
         let rows = ops::reduce(&mut tape, ReduceOp::Sum, product.clone(), Some(0)).unwrap();
         tape.backward(&rows).unwrap();

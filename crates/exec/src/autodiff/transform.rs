@@ -25,8 +25,8 @@ use super::error::{AdError, AdErrorKind};
 use super::op::Records;
 use super::tape::{Tape, ones_like, zeros_like};
 use crate::ops;
-use crate::tensor::Tensor;
 use crate::value::{Primal, Value};
+use tensor::Tensor;
 
 /// Whatever owns the tape (the interpreter; the tape itself in tests).
 pub trait AdContext {

@@ -5,8 +5,8 @@
 use crate::code::{BuiltinCall, Construct, DimsArg, IndexAssign, Operand, PrintItem, TargetShape};
 use crate::error::RuntimeError;
 use crate::ops;
-use crate::tensor::{self, ShapeText, Tensor};
 use crate::value::{Primal, Value};
+use tensor::{self, ShapeText, Tensor};
 
 use super::Machine;
 

@@ -3,8 +3,8 @@
 
 use crate::code::{CheckContext, DimSpec, IndexEntry, Operand, ShapeCheck, ZeroKind};
 use crate::error::RuntimeError;
-use crate::tensor::{Index, ShapeText, Tensor, TensorError};
 use crate::value::Value;
+use tensor::{Index, ShapeText, Tensor, TensorError};
 
 use super::{Machine, int_of};
 

@@ -24,8 +24,8 @@ use crate::autodiff::{self, AdContext, Tape, Term};
 use crate::code::{Callable, CastKind, Instr, IntOp, NO_SLOT, Operand, Program, Unit};
 use crate::error::{RuntimeError, StackFrame};
 use crate::ops::{self, scalar};
-use crate::tensor::Rng;
 use crate::value::{NodeRef, Primal, Value};
+use tensor::Rng;
 
 use float_expr::Evaluated;
 
@@ -243,7 +243,7 @@ fn scalar_part(tape: &Tape, value: &Value) -> Option<(f64, Option<NodeRef>)> {
 #[inline(always)]
 unsafe fn record_binary(
     tape: &mut Tape,
-    op: crate::tensor::BinaryOp,
+    op: tensor::BinaryOp,
     regs: *mut Value,
     a: Operand,
     b: Operand,
@@ -520,10 +520,10 @@ impl<'p, 'o> Machine<'p, 'o> {
             return Ok(());
         }
         let bytes = len.saturating_mul(size_of::<Value>());
-        if bytes > crate::tensor::allocation_limit() {
+        if bytes > tensor::allocation_limit() {
             return Err(RuntimeError::new(format!(
                 "the call stack needs {bytes} bytes, over the allocation limit of {} bytes",
-                crate::tensor::allocation_limit()
+                tensor::allocation_limit()
             )));
         }
         let doubled = self.stack.len().saturating_mul(2).max(len);
@@ -1035,7 +1035,7 @@ impl<'p, 'o> Machine<'p, 'o> {
     fn binary_slow(
         &mut self,
         base: usize,
-        op: crate::tensor::BinaryOp,
+        op: tensor::BinaryOp,
         dst: u32,
         a: Operand,
         b: Operand,
@@ -1273,7 +1273,7 @@ fn float_to_int(x: f64) -> Result<i64, RuntimeError> {
     if !(-LIMIT..LIMIT).contains(&x) {
         return Err(RuntimeError::new(format!(
             "cannot convert {} to int: it is not a number in the range of a 64-bit int",
-            crate::tensor::format_float(x)
+            tensor::format_float(x)
         )));
     }
     Ok(x.trunc() as i64)

@@ -13,8 +13,8 @@ use hir::{
 
 use super::{Dest, Result, UnitLowerer};
 use crate::code::{BuiltinCall, Construct, DimsArg, Instr, Operand, PrintItem};
-use crate::einsum::EinsumSpec;
-use crate::tensor::{BinaryOp, ReduceOp, UnaryOp};
+use tensor::einsum::EinsumSpec;
+use tensor::{BinaryOp, ReduceOp, UnaryOp};
 
 impl UnitLowerer<'_, '_> {
     pub(super) fn builtin(

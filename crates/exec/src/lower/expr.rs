@@ -14,8 +14,8 @@ use crate::code::{
     BuiltinCall, Callable, CastKind, CheckContext, Cmp, DimSpec, IndexEntry, Instr, IntOp, NO_SLOT,
     Operand, ShapeCheck, Slot,
 };
-use crate::tensor::{BinaryOp, Tensor, UnaryOp};
 use crate::value::Value;
+use tensor::{BinaryOp, Tensor, UnaryOp};
 
 /// The conversion a value needs where a type is expected.
 enum Conversion {

@@ -13,8 +13,8 @@ use crate::code::{
     BuiltinCall, CheckContext, DimSpec, DimsArg, IndexAssign, Instr, NO_SLOT, Operand, ShapeCheck,
     ZeroKind,
 };
-use crate::einsum::Contraction;
 use crate::error::RuntimeError;
+use tensor::einsum::Contraction;
 
 /// A loop with an `int` counter: `loop (...; i cmp bound; i += delta)`.
 #[derive(Clone, Copy)]

@@ -10,8 +10,8 @@
 
 use crate::autodiff::{AdError, Arg, Kind, Lifted, Op, Tape, Term};
 use crate::ops::{plain, scalar};
-use crate::tensor::{self, BinaryOp, Tensor, UnaryOp};
 use crate::value::Value;
+use tensor::{self, BinaryOp, Tensor, UnaryOp};
 
 /// A live scalar operand's number and node, or a plain number; `None` for anything else.
 #[inline]

@@ -8,8 +8,8 @@
 use crate::autodiff::{AdError, Extra, IndexRecord, Kind, Lifted, Op, Tape};
 use crate::ops::elementwise::{binary, tracked};
 use crate::ops::plain;
-use crate::tensor::{self, BinaryOp, Index};
 use crate::value::Value;
+use tensor::{self, BinaryOp, Index};
 
 /// `x[index]`: integer indices drop their axis, slices keep it; indexing every axis with integers
 /// gives a float.

@@ -6,11 +6,11 @@ use std::rc::Rc;
 use ndarray::ArrayViewD;
 
 use crate::autodiff::{AdError, EinsumRecord, Extra, Lifted, LiftedVec, Op, Tape};
-use crate::einsum::{Contraction, EinsumSpec, PlanConfig};
 use crate::ops::elementwise::tracked;
 use crate::ops::plain;
-use crate::tensor::{self, Tensor};
 use crate::value::Value;
+use tensor::einsum::{Contraction, EinsumSpec, PlanConfig};
+use tensor::{self, Tensor};
 
 /// `a @ b` with NumPy's `matmul` rules; both operands must be tensors.
 pub fn matmul(t: &mut Tape, a: Value, b: Value) -> Result<Value, AdError> {

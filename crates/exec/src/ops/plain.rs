@@ -9,8 +9,8 @@ use std::rc::Rc;
 use ndarray::{ArrayD, Axis, IxDyn, Zip};
 
 use crate::autodiff::{AdError, AdErrorKind};
-use crate::tensor::{self, BinaryOp, Index, ReduceOp, Tensor, TensorError, UnaryOp};
 use crate::value::{Primal, Value};
+use tensor::{self, BinaryOp, Index, ReduceOp, Tensor, TensorError, UnaryOp};
 
 /// The tensor of an `Rc`, without copying its buffer when the `Rc` is not shared.
 pub(crate) fn take_tensor(shared: Rc<Tensor>) -> Tensor {

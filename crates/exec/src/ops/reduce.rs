@@ -4,8 +4,8 @@
 use crate::autodiff::{ALL_AXES, AdError, Lifted, Op, Tape};
 use crate::ops::elementwise::tracked;
 use crate::ops::{plain, shape};
-use crate::tensor::{self, ReduceOp};
 use crate::value::Value;
+use tensor::{self, ReduceOp};
 
 /// `op(x)` over all elements (a float) or along `axis` (a tensor without that axis). A float
 /// operand counts as a rank-0 tensor.

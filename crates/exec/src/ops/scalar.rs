@@ -6,7 +6,7 @@
 //! `autodiff::backward`, including the decisions at kinks and ties (documented there); the tests
 //! compare the two.
 
-use crate::tensor::{BinaryOp, UnaryOp};
+use tensor::{BinaryOp, UnaryOp};
 
 /// `op(x)` and its derivative at `x`.
 #[inline]

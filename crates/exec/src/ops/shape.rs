@@ -5,8 +5,8 @@
 use crate::autodiff::{AdError, Extra, Kind, Lifted, LiftedVec, Op, Tape};
 use crate::ops::elementwise::tracked;
 use crate::ops::plain;
-use crate::tensor::{self, Tensor};
 use crate::value::{Primal, Value};
+use tensor::{self, Tensor};
 
 /// A float (or integer) as a rank-0 tensor; a tensor unchanged. This is Nabla's implicit
 /// conversion where a tensor is expected.

@@ -1,4 +1,4 @@
-//! `einsum` with a literal specification (section 6), parsed by [`crate::einsum_notation`] as the
+//! `einsum` with a literal specification (section 6), parsed by [`einsum_notation`] as the
 //! engine parses it, and checked against the operands' static types as the engine checks it
 //! against their shapes: the spec's syntax and output labels, the number of operands, each
 //! operand's rank against its labels, every label's extent, and NumPy's ellipsis `...`, whose axes
@@ -7,13 +7,13 @@
 //! What the types do not settle (an operand of unknown rank, extents that are shape variables) is
 //! left to the run-time check; the inferred result shape is then as precise as the types allow.
 
+use einsum_notation::{LETTER_COUNT, SpecError};
 use rustc_hash::FxHashMap;
 
 use super::InferCtx;
 use crate::{
     body::{Expr, ExprId, Literal},
     diagnostics::Code,
-    einsum_notation::{self, LETTER_COUNT, SpecError},
     ty::{Dim, Shape, Ty},
 };
 

@@ -8,10 +8,10 @@ use std::rc::Rc;
 use super::primitives::spd;
 use super::{assert_close, assert_hessian, numbers, sample, tensor, vector};
 use crate::autodiff::{AdError, Tape, grad, hessian, jacobian, jvp, vjp};
-use crate::einsum::Contraction;
 use crate::ops;
-use crate::tensor::{BinaryOp, Index, ReduceOp, UnaryOp};
 use crate::value::Value;
+use tensor::einsum::Contraction;
+use tensor::{BinaryOp, Index, ReduceOp, UnaryOp};
 
 fn slice(t: &mut Tape, v: &Value, start: i64, end: i64) -> Result<Value, AdError> {
     ops::get(t, v.clone(), &[Index::Slice(Some(start), Some(end))])

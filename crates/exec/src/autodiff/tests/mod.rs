@@ -5,6 +5,7 @@
 //! The helpers here turn any function of values into the scalar the checks need (a fixed random
 //! weighting of its elements) and compare gradients and Hessians with finite differences.
 
+mod einsum;
 mod higher;
 mod primitives;
 mod program;
@@ -13,8 +14,8 @@ mod tensor_seeds;
 
 use super::{AdError, GradcheckConfig, Tape, grad, gradcheck, hessian};
 use crate::ops;
-use crate::tensor::{ReduceOp, Rng, Tensor};
 use crate::value::Value;
+use tensor::{ReduceOp, Rng, Tensor};
 
 /// A function under test: the tape and the arguments in, a value out.
 pub(super) type TestFn<'a> = &'a dyn Fn(&mut Tape, Vec<Value>) -> Result<Value, AdError>;

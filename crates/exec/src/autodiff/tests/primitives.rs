@@ -5,10 +5,10 @@ use std::rc::Rc;
 
 use super::{assert_close, assert_gradients, sample, sample_float, tensor, vector};
 use crate::autodiff::{Tape, grad};
-use crate::einsum::{Contraction, EinsumSpec};
 use crate::ops;
-use crate::tensor::{BinaryOp, Index, ReduceOp, UnaryOp};
 use crate::value::Value;
+use tensor::einsum::{Contraction, EinsumSpec};
+use tensor::{BinaryOp, Index, ReduceOp, UnaryOp};
 
 /// Inputs inside every unary function's domain and away from its kinks.
 fn unary_domain(op: UnaryOp) -> (f64, f64) {
@@ -462,7 +462,7 @@ pub(super) fn spd(t: &mut Tape, a: Value) -> Result<Value, crate::autodiff::AdEr
     let a_t = ops::transpose(t, a.clone())?;
     let sum = ops::add(t, a, a_t)?;
     let half = ops::mul(t, sum, Value::Float(0.5))?;
-    let identity = Value::tensor(crate::tensor::Tensor::eye(n)?);
+    let identity = Value::tensor(tensor::Tensor::eye(n)?);
     let shifted = ops::mul(t, identity, Value::Float(n as f64))?;
     ops::add(t, half, shifted)
 }

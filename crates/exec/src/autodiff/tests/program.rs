@@ -5,8 +5,8 @@
 use super::{assert_close, numbers, tensor, vector};
 use crate::autodiff::{AdError, AdErrorKind, Tape, grad};
 use crate::ops;
-use crate::tensor::{BinaryOp, Index, ReduceOp, UnaryOp};
 use crate::value::Value;
+use tensor::{BinaryOp, Index, ReduceOp, UnaryOp};
 
 /// Reads a `var` slot the way the interpreter must: refreshed first.
 fn read(tape: &mut Tape, slot: &mut Value) -> Value {

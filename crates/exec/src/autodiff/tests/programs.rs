@@ -4,8 +4,8 @@
 use super::{assert_close, assert_gradients, sample};
 use crate::autodiff::{AdError, Tape, grad};
 use crate::ops;
-use crate::tensor::{Index, ReduceOp, UnaryOp};
 use crate::value::Value;
+use tensor::{Index, ReduceOp, UnaryOp};
 
 /// Classical Gram–Schmidt on the columns of an `m` by `n` matrix: `Q` (`m` by `n`, orthonormal
 /// columns) stacked on `R` (`n` by `n`, upper triangular) as one `(m + n)` by `n` tensor.

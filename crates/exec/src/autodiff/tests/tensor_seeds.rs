@@ -12,10 +12,10 @@ use super::{
     sample, tensor,
 };
 use crate::autodiff::{AdError, Tape, grad, vjp};
-use crate::einsum::Contraction;
 use crate::ops;
-use crate::tensor::{BinaryOp, Index, ReduceOp, Tensor, UnaryOp};
 use crate::value::Value;
+use tensor::einsum::Contraction;
+use tensor::{BinaryOp, Index, ReduceOp, Tensor, UnaryOp};
 
 fn contraction(spec: &str) -> Rc<Contraction> {
     Rc::new(Contraction::from_spec(spec).unwrap())

@@ -5,10 +5,10 @@
 
 use std::fmt;
 
-use hir::einsum_notation::SpecError;
+use einsum_notation::SpecError;
 
 /// Where one occurrence of a label sits: an axis of an operand, or an axis of the output.
-pub use hir::einsum_notation::Place;
+pub use einsum_notation::Place;
 
 /// One occurrence of a label with the extent it was given there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -147,7 +147,7 @@ fn lapack_error(op: &'static str, error: LinalgError) -> TensorError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tensor::{matmul, transpose};
+    use crate::{matmul, transpose};
 
     fn tensor(shape: &[usize], values: &[f64]) -> Tensor {
         Tensor::from_vec(shape, values.to_vec()).unwrap()

@@ -1,5 +1,5 @@
 //! The description of one contraction and its two front ends: NumPy `einsum` spec strings (parsed
-//! by `hir::einsum_notation`, expanded in `notation.rs`) and the label lists of index statements.
+//! by the `einsum-notation` crate, expanded in `notation.rs`) and the label lists of index statements.
 //!
 //! A [`Contraction`] knows labels, not shapes: the same value is checked against the operands'
 //! shapes each time it is planned. Its meaning, for operands `X_j` with label lists `l_j`, output

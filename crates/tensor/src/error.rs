@@ -214,7 +214,7 @@ fn element_count_text(shape: &[usize]) -> String {
 }
 
 /// A byte count in the largest binary unit that keeps it at least 1, e.g. `74.5 GiB`.
-pub(crate) struct ByteCount(pub(crate) u128);
+pub struct ByteCount(pub u128);
 
 impl fmt::Display for ByteCount {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -311,7 +311,7 @@ fn blas_ready(matrix: ArrayView2<'_, f64>) -> CowArray<'_, f64, Ix2> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tensor::{BinaryOp, Index, binary, permute, transpose};
+    use crate::{BinaryOp, Index, binary, permute, transpose};
 
     fn tensor(shape: &[usize], values: &[f64]) -> Tensor {
         Tensor::from_vec(shape, values.to_vec()).unwrap()
@@ -371,10 +371,10 @@ mod tests {
         assert_eq!(product.shape(), [2, 3, 2, 1]);
         for i in 0..2 {
             for j in 0..3 {
-                let a = crate::tensor::get(&lhs, &[Index::At(i), Index::At(0)]).unwrap();
-                let b = crate::tensor::get(&rhs, &[Index::At(j)]).unwrap();
+                let a = crate::get(&lhs, &[Index::At(i), Index::At(0)]).unwrap();
+                let b = crate::get(&rhs, &[Index::At(j)]).unwrap();
                 let expected = reference(&a, &b);
-                let actual = crate::tensor::get(&product, &[Index::At(i), Index::At(j)]).unwrap();
+                let actual = crate::get(&product, &[Index::At(i), Index::At(j)]).unwrap();
                 assert_eq!(actual.to_vec(), expected);
             }
         }

@@ -1,5 +1,5 @@
 //! NumPy's `einsum` notation: spec strings such as `"...ij,...jk->...ik"`, parsed by
-//! [`hir::einsum_notation`] (the checker's parser too), and their ellipsis expanded for the
+//! [`einsum_notation`] (the checker's parser too), and their ellipsis expanded for the
 //! operands' shapes into a plain [`Contraction`].
 //!
 //! Each operand's `...` stands for its axes that no letter names (its rank minus its letter
@@ -11,7 +11,7 @@
 //! operand (a reshape, which autodiff differentiates like any other) and the engine never sees a
 //! label with two extents. A spec without `...` expands to the same contraction for every shape.
 
-use hir::einsum_notation::{self, LETTER_COUNT};
+use einsum_notation::LETTER_COUNT;
 
 use super::error::{EinsumError, EllipsisSite};
 use super::label::Label;
@@ -34,7 +34,7 @@ pub struct Expansion {
 }
 
 impl EinsumSpec {
-    /// Parses a NumPy `einsum` spec ([`hir::einsum_notation`] has the grammar).
+    /// Parses a NumPy `einsum` spec ([`einsum_notation`] has the grammar).
     ///
     /// Labels are ASCII letters and whitespace is ignored, but the three dots of `...` must be
     /// adjacent. Each operand and the output may have one `...`. Output labels must be distinct

@@ -1,12 +1,12 @@
 //! Times a few tensor networks through the einsum engine; run with
-//! `cargo run --release -p exec --example einsum_timing`.
+//! `cargo run --release -p tensor --example einsum_timing`.
 //!
 //! Not a benchmark harness: it prints wall-clock times once warmed up, for eyeballing speed.
 
 use std::time::Instant;
 
-use exec::einsum::{Contraction, EinsumError};
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
+use tensor::einsum::{Contraction, EinsumError};
 
 fn time(spec: &str, extent: impl Fn(char) -> usize) -> Result<(), EinsumError> {
     let contraction = Contraction::from_spec(spec)?;
@@ -44,7 +44,7 @@ fn time(spec: &str, extent: impl Fn(char) -> usize) -> Result<(), EinsumError> {
     Ok(())
 }
 
-fn name(contraction: &Contraction, label: exec::einsum::Label) -> char {
+fn name(contraction: &Contraction, label: tensor::einsum::Label) -> char {
     contraction.name(label).chars().next().unwrap_or('?')
 }
 

@@ -59,7 +59,7 @@ pub fn check_allocation(shape: &[usize]) -> Result<usize, TensorError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tensor::Tensor;
+    use crate::Tensor;
 
     #[test]
     fn shapes_within_the_limit_give_their_element_count() {

@@ -1,14 +1,14 @@
 //! Times the tensor runtime's hot paths: a 2048 by 2048 matrix product (reported in GFLOP/s) and
 //! the element-wise chain `exp(a) * b + c` on ten million elements.
 //!
-//! Run it with `cargo run --release -p exec --example tensor_bench`. Like the CLI, it first lets
+//! Run it with `cargo run --release -p tensor --example tensor_bench`. Like the CLI, it first lets
 //! `ensure_tuned_kernel` re-execute it with the OpenBLAS kernel this CPU needs if OpenBLAS chose a
 //! worse one; set `NABLA_NO_REEXEC=1` to measure OpenBLAS's own choice, or `OPENBLAS_CORETYPE` to
 //! measure a given kernel.
 
 use std::time::{Duration, Instant};
 
-use exec::tensor::{
+use tensor::{
     BinaryOp, Rng, TensorError, UnaryOp, binary, ensure_tuned_kernel, matmul, openblas_core_name,
     unary,
 };

@@ -1,4 +1,5 @@
-//! Dense `f64` tensors on ndarray and OpenBLAS, and every tensor operation the language needs.
+//! Dense `f64` tensors on ndarray and OpenBLAS, every tensor operation the language needs, and the
+//! index-notation engine ([`einsum`]).
 //!
 //! A [`Tensor`] is a copy-on-write, reference-counted n-d array: cloning it is O(1), and an
 //! operation that takes a tensor by value reuses its buffer when no other clone shares it, so
@@ -8,7 +9,12 @@
 //! replay them by value. Failures are [`TensorError`] values without spans; nothing here panics on
 //! user input.
 //!
-//! This module knows nothing of Nabla's syntax, values or tape.
+//! This crate knows nothing of Nabla's syntax, checker, values or tape: it depends on neither
+//! `hir` nor `exec` (the tidy test checks), so that it is the seam a second backend would use.
+
+extern crate blas_src;
+
+pub mod einsum;
 
 mod allocation;
 mod blas_kernel;
@@ -40,7 +46,7 @@ pub use self::broadcast::{broadcast_shapes, broadcast_to, sum_to_shape};
 pub use self::elementwise::{
     BinaryOp, UnaryOp, binary, binary_scalar_lhs, binary_scalar_rhs, scaled_update, unary, zip_map,
 };
-pub(crate) use self::error::ByteCount;
+pub use self::error::ByteCount;
 pub use self::error::{ShapeText, TensorError};
 pub use self::format::{format_bool, format_char, format_float, format_int, format_tensor};
 pub use self::index::{Index, add_at, get, indexed_shape, set};

@@ -1,15 +1,18 @@
 //! NumPy's `einsum` notation, the grammar of spec strings such as `"...ij,...jk->...ik"`, parsed
-//! once for the checker (`infer/einsum.rs`) and the engine (`exec`'s `einsum::EinsumSpec`).
+//! once for the checker (`hir`'s `infer/einsum.rs`) and the engine (`tensor::einsum::EinsumSpec`).
 //!
 //! A spec is one term of ASCII letters per operand, separated by `,`, then optionally `->` and the
 //! output's term. Whitespace is ignored, but the three dots of an ellipsis `...` must be adjacent,
-//! and each term may have one. Beside the grammar, this module holds the rules both sides apply
+//! and each term may have one. Beside the grammar, this crate holds the rules both sides apply
 //! alike: output labels are distinct and each occurs in some operand, NumPy's implicit output, and
 //! how an operand's axes line up with its term and the operands' `...` axes broadcast.
 //!
 //! It knows no types, shapes or wording: extents are whatever the caller broadcasts (the checker's
 //! symbolic dimensions, the engine's integers), and errors are values with positions and places
 //! that each side words in its own terms.
+//!
+//! A leaf crate with no dependencies, so that the checker can use it without linking the tensor
+//! engine's BLAS and LAPACK, and the engine without depending on the checker.
 
 use std::fmt;
 
