@@ -828,7 +828,9 @@ fn run_one(
         Err(error) => {
             let status = match error.kind {
                 RuntimeErrorKind::Assertion => Status::Failed,
-                RuntimeErrorKind::Error | RuntimeErrorKind::Internal => Status::Error,
+                RuntimeErrorKind::Error
+                | RuntimeErrorKind::Internal
+                | RuntimeErrorKind::Interrupted => Status::Error,
             };
             let location = error.span.map(|span| {
                 let (file, range) = hir::file_range(&*db, span);

@@ -763,6 +763,74 @@ pub struct Program {
     pub main_constants: u32,
     /// The main file's tests: name and unit.
     pub tests: Vec<(String, u32)>,
+    /// How the program continues a session, when it was lowered by
+    /// [`crate::lower::lower_entry`]; `None` for whole programs.
+    pub entry: Option<EntryLayout>,
+}
+
+/// Where a program lowered as a session's next entry keeps what outlives it (see
+/// [`crate::session`]).
+///
+/// Top-level constants and shape variables live in globals anyway. Each top-level *variable* of
+/// the main file keeps its frame slot, so every instruction that reads or writes it is the one a
+/// whole program uses, and also gets a *home*: a global the session fills before the run and reads
+/// after it. The main unit loads the variables declared before the entry from their homes when it
+/// starts and stores every variable into its home when it ends; after a run-time error the
+/// interpreter stores the earlier variables from the frame instead (see
+/// [`EntryVariable::fits`]), so that an interrupted loop keeps what it computed.
+#[derive(Clone, Debug)]
+pub struct EntryLayout {
+    /// For each global of the program, in order: the file whose top level declares it, and whether
+    /// the entry itself declares it.
+    pub globals: Vec<(hir::SourceFile, bool)>,
+    /// The main file's top-level variables.
+    pub variables: Vec<EntryVariable>,
+    /// Whether the main unit returns the value of the entry's last statement (see
+    /// [`crate::lower::Entry::returns_value`]).
+    pub returns_value: bool,
+}
+
+/// A top-level variable of a session's main file (see [`EntryLayout`]).
+#[derive(Clone, Copy, Debug)]
+pub struct EntryVariable {
+    /// Its slot in the main unit's frame.
+    pub slot: Slot,
+    /// Its home global.
+    pub global: u32,
+    /// What its declared type holds.
+    pub kind: VariableKind,
+    /// Whether the entry declares it (else it was declared by an earlier entry).
+    pub in_entry: bool,
+}
+
+/// The kind of value a variable's type holds, to tell a slot that holds the variable's value
+/// from one an interrupted operation left empty.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VariableKind {
+    Int,
+    Float,
+    Bool,
+    Char,
+    Tensor,
+}
+
+impl EntryVariable {
+    /// Whether `value` is a value of this variable's type: an instruction that updates a tensor
+    /// in place takes it out of its slot first, so a slot read after an error may hold a
+    /// placeholder instead.
+    pub fn fits(&self, value: &Value) -> bool {
+        match (self.kind, value) {
+            (VariableKind::Int, Value::Int(_))
+            | (VariableKind::Bool, Value::Bool(_))
+            | (VariableKind::Char, Value::Char(_)) => true,
+            (VariableKind::Float, Value::Float(_) | Value::TrackedFloat { .. }) => true,
+            (VariableKind::Tensor, Value::Tensor(_)) => true,
+            (VariableKind::Float | VariableKind::Tensor, Value::Tracked(_)) => true,
+            // A rank-0 tensor may hold a number.
+            (VariableKind::Tensor, Value::Float(_) | Value::TrackedFloat { .. }) => true,
+            _ => false,
+        }
+    }
 }
 
 impl Program {

@@ -18,6 +18,8 @@ pub enum RuntimeErrorKind {
     Assertion,
     /// A broken invariant of the interpreter itself, never the program's fault.
     Internal,
+    /// The host asked the run to stop (a REPL's Ctrl-C).
+    Interrupted,
 }
 
 /// One call on the stack: the function and the place in it that was executing (for the innermost
@@ -64,6 +66,10 @@ impl RuntimeError {
     pub fn internal(message: impl Into<String>) -> RuntimeError {
         let message = format!("internal error in the interpreter: {}", message.into());
         RuntimeError { kind: RuntimeErrorKind::Internal, ..RuntimeError::new(message) }
+    }
+
+    pub fn interrupted() -> RuntimeError {
+        RuntimeError { kind: RuntimeErrorKind::Interrupted, ..RuntimeError::new("interrupted") }
     }
 
     pub fn with_note(mut self, note: impl Into<String>) -> RuntimeError {

@@ -19,6 +19,7 @@
 //! ```
 //!
 //! Entry points: [`run::run_program`] for hosts (the CLI, the fuzz target);
+//! [`session::Session`] for hosts that run a program a piece at a time (the REPL);
 //! [`lower::lower_program`] and [`interp::Machine`] (`run`, `run_constants`, `run_test`) for
 //! hosts that run tests or inspect the code; [`ops`] and [`autodiff::Tape`] to differentiate
 //! from Rust without an interpreter (the autodiff benchmarks do).
@@ -30,4 +31,5 @@ pub mod interp;
 pub mod lower;
 pub mod ops;
 pub mod run;
+pub mod session;
 pub mod value;

@@ -17,6 +17,8 @@ mod checks;
 mod float_expr;
 
 use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use hir::{HirSpan, TransformOp};
 
@@ -68,6 +70,20 @@ const INITIAL_STACK: usize = 4096;
 /// The seed of the random generator when a program has not called `seed`.
 pub const DEFAULT_SEED: u64 = 0;
 
+/// How many steps (loop iterations and calls) a machine with an interrupt flag takes between two
+/// looks at it. The look is off the fast path, so a small slice costs next to nothing, and an
+/// interrupt stops a loop within this many iterations (an iteration that runs one long tensor
+/// operation finishes it first).
+const INTERRUPT_SLICE: u64 = 16;
+
+/// What outlives one run of a session (see [`crate::session`]): the autodiff tape, with the
+/// program tape of `var` and `backward` and the gradients of the last `backward`, and the random
+/// generator.
+pub(crate) struct Carried {
+    pub(crate) tape: Tape,
+    pub(crate) rng: Rng,
+}
+
 /// One active call.
 #[derive(Clone, Copy, Debug)]
 struct Frame {
@@ -96,8 +112,13 @@ pub struct Machine<'p, 'o> {
     rng: Rng,
     out: &'o mut dyn Write,
     limits: Limits,
-    /// What is left of [`Limits::max_steps`].
+    /// The steps left before the next look at [`Machine::interrupt`] and at the budget: all of
+    /// [`Limits::max_steps`] at once when there is no interrupt flag, a few at a time otherwise.
     steps_left: u64,
+    /// What is left of [`Limits::max_steps`] beyond `steps_left`.
+    budget_left: u64,
+    /// Set from another thread (a REPL's Ctrl-C handler) to stop the run at its next step.
+    interrupt: Option<Arc<AtomicBool>>,
     transform_depth: usize,
     /// Where the innermost frame resumes after the instruction that is running a nested frame
     /// (a derivative, `gradcheck`); becomes the nested frame's return address.
@@ -386,9 +407,48 @@ impl<'p, 'o> Machine<'p, 'o> {
             out,
             limits,
             steps_left: limits.max_steps,
+            budget_left: 0,
+            interrupt: None,
             transform_depth: 0,
             resume: 0,
         })
+    }
+
+    /// A machine that continues a session (see [`crate::session`]): it starts with the given
+    /// globals and carried state, and stops with an [`RuntimeErrorKind::Interrupted`] error at
+    /// its next loop iteration or call once `interrupt` is set.
+    ///
+    /// [`RuntimeErrorKind::Interrupted`]: crate::error::RuntimeErrorKind::Interrupted
+    pub(crate) fn continuing(
+        program: &'p Program,
+        out: &'o mut dyn Write,
+        limits: Limits,
+        carried: Carried,
+        globals: Vec<Option<Value>>,
+        interrupt: Arc<AtomicBool>,
+    ) -> Result<Machine<'p, 'o>, RuntimeError> {
+        let mut machine = Machine::new(program, out, limits)?;
+        if globals.len() != machine.globals.len() {
+            return Err(RuntimeError::internal("a session with the wrong number of globals"));
+        }
+        machine.globals = globals;
+        machine.tape = carried.tape;
+        machine.rng = carried.rng;
+        machine.interrupt = Some(interrupt);
+        machine.steps_left = 0;
+        machine.budget_left = limits.max_steps;
+        Ok(machine)
+    }
+
+    /// What a session keeps of a finished (or failed) run: the carried state and the globals.
+    pub(crate) fn into_session_state(self) -> (Carried, Vec<Option<Value>>) {
+        (Carried { tape: self.tape, rng: self.rng }, self.globals)
+    }
+
+    /// Runs one unit without arguments (a session's entry, or an imported file's constants) and
+    /// returns its value.
+    pub(crate) fn run_unit(&mut self, unit: u32) -> Result<Value, RuntimeError> {
+        self.invoke(unit, Vec::new())
     }
 
     /// The autodiff tape, for reports.
@@ -457,6 +517,9 @@ impl<'p, 'o> Machine<'p, 'o> {
         self.top = new_top;
         let result = self.execute(depth + 1);
         if result.is_err() {
+            if unit == self.program.main {
+                self.keep_entry_variables(saved_top);
+            }
             // Unwind the frames the error left, releasing what they hold.
             let end = self.top.max(new_top).min(self.stack.len());
             self.stack[saved_top..end].iter_mut().for_each(|slot| *slot = Value::Int(0));
@@ -464,6 +527,22 @@ impl<'p, 'o> Machine<'p, 'o> {
             self.top = saved_top;
         }
         result
+    }
+
+    /// After a run-time error in a session's entry, stores the variables of earlier entries from
+    /// the entry's frame at `base` into their homes, so that what the entry changed before the
+    /// error is kept (see [`crate::code::EntryLayout`]). A slot that holds no value of its
+    /// variable's type (an in-place update was under way) leaves the home as it was.
+    fn keep_entry_variables(&mut self, base: usize) {
+        let Some(entry) = &self.program.entry else { return };
+        for variable in entry.variables.iter().filter(|v| !v.in_entry) {
+            let Some(value) = self.stack.get(base + variable.slot as usize) else { continue };
+            if variable.fits(value)
+                && let Some(home) = self.globals.get_mut(variable.global as usize)
+            {
+                *home = Some(value.clone());
+            }
+        }
     }
 
     fn unit(&self, unit: u32) -> Result<&'p Unit, RuntimeError> {
@@ -483,7 +562,7 @@ impl<'p, 'o> Machine<'p, 'o> {
         Ok(())
     }
 
-    /// Takes one step of the budget, or gives the error for a run past it.
+    /// Takes one step of the budget, or gives the error for a run past it or interrupted.
     #[inline(always)]
     fn take_step(&mut self) -> Result<(), RuntimeError> {
         match self.steps_left.checked_sub(1) {
@@ -491,8 +570,25 @@ impl<'p, 'o> Machine<'p, 'o> {
                 self.steps_left = left;
                 Ok(())
             }
-            None => Err(self.steps_error()),
+            None => self.next_slice(),
         }
+    }
+
+    /// Takes the step that ran out of `steps_left`: looks at the interrupt flag, then takes the
+    /// next slice of the budget.
+    #[cold]
+    #[inline(never)]
+    fn next_slice(&mut self) -> Result<(), RuntimeError> {
+        if self.interrupt.as_ref().is_some_and(|flag| flag.load(Ordering::Relaxed)) {
+            return Err(RuntimeError::interrupted());
+        }
+        if self.budget_left == 0 {
+            return Err(self.steps_error());
+        }
+        let slice = self.budget_left.min(INTERRUPT_SLICE);
+        self.budget_left -= slice;
+        self.steps_left = slice - 1;
+        Ok(())
     }
 
     #[cold]

@@ -22,9 +22,11 @@ use hir::{
     body::{LocalKind, Qualifier, ScopeEnd, TypeRef},
 };
 use rustc_hash::{FxHashMap, FxHashSet};
+use syntax::TextSize;
 
 use crate::code::{
-    Callable, CheckContext, DimSpec, Instr, Operand, Program, ShapeCheck, Slot, TargetShape, Unit,
+    Callable, CheckContext, DimSpec, EntryLayout, EntryVariable, Instr, Operand, Program,
+    ShapeCheck, Slot, TargetShape, Unit, VariableKind,
 };
 use crate::error::RuntimeError;
 use crate::value::Value;
@@ -57,6 +59,28 @@ pub fn lower_program(db: &dyn Db, main: SourceFile) -> Result<Program> {
 
 /// [`lower_program`] with the given [`Options`].
 pub fn lower_program_with(db: &dyn Db, main: SourceFile, options: Options) -> Result<Program> {
+    lower(db, main, options, None)
+}
+
+/// The part of a session's source that runs next: the main file's top-level statements that
+/// start at or after `from` (the earlier ones ran as earlier entries).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// Where the entry starts in the main file.
+    pub from: TextSize,
+    /// Whether the main unit returns the value of the entry's last statement when that is an
+    /// expression statement (a REPL prints it).
+    pub returns_value: bool,
+}
+
+/// Lowers `main` as the next entry of a session (see [`crate::session`]): its top level runs
+/// only `entry`'s statements, and keeps its variables in the homes of the program's
+/// [`crate::code::EntryLayout`]. The files must be free of errors.
+pub fn lower_entry(db: &dyn Db, main: SourceFile, entry: Entry) -> Result<Program> {
+    lower(db, main, Options::default(), Some(entry))
+}
+
+fn lower(db: &dyn Db, main: SourceFile, options: Options, entry: Option<Entry>) -> Result<Program> {
     let files = files_in_order(db, main);
     let mut builder = ProgramBuilder {
         db,
@@ -67,6 +91,13 @@ pub fn lower_program_with(db: &dyn Db, main: SourceFile, options: Options) -> Re
         callables: Vec::new(),
         callable_index: FxHashMap::default(),
         options,
+        entry: entry.map(|entry| EntryBuilder {
+            entry,
+            main_top: hir::scope::top_level_def(db, main),
+            homes: Vec::new(),
+            global_files: Vec::new(),
+            returns_value: false,
+        }),
     };
     // Number every unit first, so that calls can name units not lowered yet.
     let mut defs: Vec<DefId> = Vec::new();
@@ -90,13 +121,31 @@ pub fn lower_program_with(db: &dyn Db, main: SourceFile, options: Options) -> Re
                 builder.globals.insert((top, local), builder.n_globals);
                 builder.global_names.push(data.name.to_string());
                 builder.n_globals += 1;
+                if let Some(entry) = &mut builder.entry {
+                    let in_entry = file == main && entry.declared_in_entry(db, top, local);
+                    entry.global_files.push((file, in_entry));
+                }
+            } else if data.scope_depth == 0
+                && data.kind == LocalKind::Variable
+                && file == main
+                && let Some(entry) = &mut builder.entry
+            {
+                // A session's variable keeps its slot and gets a home global besides.
+                let in_entry = entry.declared_in_entry(db, top, local);
+                entry.homes.push((local, builder.n_globals, in_entry));
+                entry.global_files.push((file, in_entry));
+                builder.global_names.push(data.name.to_string());
+                builder.n_globals += 1;
             }
         }
     }
     let mut units = Vec::with_capacity(defs.len() + 1);
+    let mut variables = Vec::new();
     for &def in &defs {
         let constants_only = def.kind(db) == DefKind::TopLevel && def.file(db) != main;
-        units.push(builder.lower_unit(def, constants_only)?);
+        let (unit, entry_variables) = builder.lower_unit_with(def, constants_only)?;
+        units.push(unit);
+        variables.extend(entry_variables);
     }
     let main_constants = units.len() as u32;
     units.push(builder.lower_unit(hir::scope::top_level_def(db, main), true)?);
@@ -132,6 +181,11 @@ pub fn lower_program_with(db: &dyn Db, main: SourceFile, options: Options) -> Re
         main: main_unit,
         main_constants,
         tests,
+        entry: builder.entry.map(|entry| EntryLayout {
+            globals: entry.global_files,
+            variables,
+            returns_value: entry.returns_value,
+        }),
     })
 }
 
@@ -168,6 +222,35 @@ struct ProgramBuilder<'db> {
     callables: Vec<Callable>,
     callable_index: FxHashMap<Callable, u32>,
     options: Options,
+    /// Set when lowering a session's entry.
+    entry: Option<EntryBuilder>,
+}
+
+/// What lowering a session's entry adds (see [`lower_entry`]).
+struct EntryBuilder {
+    entry: Entry,
+    main_top: DefId,
+    /// The main file's top-level variables: local, home global, and whether the entry declares
+    /// it.
+    homes: Vec<(LocalId, u32, bool)>,
+    /// For each global: its file, and whether the entry declares it.
+    global_files: Vec<(SourceFile, bool)>,
+    /// Whether the main unit returns the value of the entry's last statement.
+    returns_value: bool,
+}
+
+impl EntryBuilder {
+    /// Whether a top-level local of the main file is declared by the entry.
+    fn declared_in_entry(&self, db: &dyn Db, top: DefId, local: LocalId) -> bool {
+        let span = hir::body(db, top).source_map.local(local);
+        hir::file_range(db, HirSpan { def: top, span }).1.start() >= self.entry.from
+    }
+
+    /// Whether a top-level statement of the main file belongs to the entry.
+    fn runs(&self, db: &dyn Db, stmt: hir::StmtId) -> bool {
+        let span = hir::body(db, self.main_top).source_map.stmt(stmt);
+        hir::file_range(db, HirSpan { def: self.main_top, span }).1.start() >= self.entry.from
+    }
 }
 
 impl ProgramBuilder<'_> {
@@ -182,6 +265,15 @@ impl ProgramBuilder<'_> {
     }
 
     fn lower_unit(&mut self, def: DefId, constants_only: bool) -> Result<Unit> {
+        Ok(self.lower_unit_with(def, constants_only)?.0)
+    }
+
+    /// Lowers a unit, and for a session's main unit also says where its variables live.
+    fn lower_unit_with(
+        &mut self,
+        def: DefId,
+        constants_only: bool,
+    ) -> Result<(Unit, Vec<EntryVariable>)> {
         let db = self.db;
         let body = hir::body(db, def);
         let infer = hir::infer(db, def);
@@ -233,7 +325,33 @@ impl ProgramBuilder<'_> {
             DefKind::Function => lowerer.prologue()?,
             _ => 0,
         };
-        let root = body.root.clone();
+        let entry = match &lowerer.builder.entry {
+            Some(entry) if entry.main_top == def && !constants_only => Some(entry.entry),
+            _ => None,
+        };
+        let variables = match entry {
+            Some(_) => lowerer.entry_variables()?,
+            None => Vec::new(),
+        };
+        // A session's entry starts by loading the earlier entries' variables.
+        for variable in variables.iter().filter(|v| !v.in_entry) {
+            let span = RelSpan { chunk: 0, range: Default::default() };
+            lowerer.emit(Instr::LoadGlobal { dst: variable.slot, global: variable.global }, span);
+        }
+        let mut root = body.root.clone();
+        if entry.is_some() {
+            let builder = lowerer.builder.entry.as_ref();
+            root.retain(|&stmt| builder.is_some_and(|b| b.runs(db, stmt)));
+        }
+        let value = match (entry, root.last().map(|&stmt| &body.stmts[stmt])) {
+            (Some(Entry { returns_value: true, .. }), Some(&hir::Stmt::Expr(expr)))
+                if !matches!(infer.type_of_expr(expr), Ty::Void | Ty::Error) =>
+            {
+                root.pop();
+                Some(expr)
+            }
+            _ => None,
+        };
         for stmt in root {
             // Only constants are evaluated for importers and tests: the rest of a top level is a
             // program of its own.
@@ -248,9 +366,21 @@ impl ProgramBuilder<'_> {
             }
             lowerer.stmt(stmt)?;
         }
-        // Falling off the end returns nothing; jumps past the last statement land here too.
         let end = lowerer.end_span();
-        lowerer.emit(Instr::Return { src: None }, end);
+        let result = match value {
+            Some(expr) => Some(lowerer.expr(expr, Dest::Any)?),
+            None => None,
+        };
+        if let (Some(built), Some(_)) = (&mut lowerer.builder.entry, result) {
+            built.returns_value = true;
+        }
+        // A session's entry ends by storing every variable in its home.
+        for variable in &variables {
+            let src = Operand::copy(variable.slot);
+            lowerer.emit(Instr::StoreGlobal { global: variable.global, src }, end);
+        }
+        // Falling off the end returns nothing; jumps past the last statement land here too.
+        lowerer.emit(Instr::Return { src: result }, end);
         let n_params = body.params.len() as u32;
         let mut unit = Unit {
             name,
@@ -271,7 +401,7 @@ impl ProgramBuilder<'_> {
         if self.options.float_exprs {
             float_expr::compile(&mut unit);
         }
-        Ok(unit)
+        Ok((unit, variables))
     }
 }
 
@@ -449,6 +579,27 @@ impl<'db> UnitLowerer<'_, 'db> {
         text.get(usize::from(range.start())..usize::from(range.end()))
             .unwrap_or_default()
             .to_owned()
+    }
+
+    /// The slots and homes of a session's top-level variables (see [`EntryLayout`]).
+    fn entry_variables(&self) -> Result<Vec<EntryVariable>> {
+        let homes = self.builder.entry.as_ref().map(|entry| entry.homes.clone());
+        let mut variables = Vec::new();
+        for (local, global, in_entry) in homes.unwrap_or_default() {
+            let Place::Slot(slot) = self.place_of(local)? else {
+                return Err(RuntimeError::internal("a session variable without a slot"));
+            };
+            let kind = match self.infer.type_of_local(local) {
+                Ty::Int => VariableKind::Int,
+                Ty::Float => VariableKind::Float,
+                Ty::Bool => VariableKind::Bool,
+                Ty::Char => VariableKind::Char,
+                Ty::Tensor(_) => VariableKind::Tensor,
+                _ => return Err(RuntimeError::internal("a session variable of no value type")),
+            };
+            variables.push(EntryVariable { slot, global, kind, in_entry });
+        }
+        Ok(variables)
     }
 
     // ----- shapes -----

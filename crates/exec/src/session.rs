@@ -1,0 +1,152 @@
+//! Running a program a piece at a time against state that persists between the pieces: what a
+//! REPL needs.
+//!
+//! The host keeps one source file for the session (its definitions, then the new entry) and checks
+//! it; [`Session::run`] then lowers it with [`lower_entry`], so that only the entry's statements
+//! run, and runs them on a machine that starts from the session's state:
+//!
+//! - the value of every top-level variable, constant and shape variable, by file and name (a
+//!   variable keeps its frame slot while the entry runs and goes home to a global afterwards,
+//!   see [`crate::code::EntryLayout`]);
+//! - the constants of imported files, evaluated once per file (until [`Session::forget_file`]);
+//! - the autodiff tape (the recording since the last `backward`, and its gradients for `grad(x)`)
+//!   and the random generator.
+//!
+//! An entry that stops with a run-time error, or is interrupted through
+//! [`Session::interrupt_flag`], keeps what it changed in the variables of earlier entries; the
+//! names it declares itself get no value. Names are the host's to manage: it forgets a name with
+//! [`Session::forget`] when it drops or replaces the name's definition.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use hir::{Db, SourceFile};
+use rustc_hash::{FxHashMap, FxHashSet};
+use tensor::Rng;
+
+use crate::autodiff::Tape;
+use crate::error::RuntimeError;
+use crate::interp::{Carried, DEFAULT_SEED, Limits, Machine};
+use crate::lower::{Entry, lower_entry};
+use crate::value::Value;
+
+/// The state a session keeps between entries.
+pub struct Session {
+    /// Top-level values by file and name.
+    values: FxHashMap<(SourceFile, String), Value>,
+    /// Imported files whose constants have been evaluated.
+    initialized: FxHashSet<SourceFile>,
+    /// The tape and the random generator; `None` only while a run has them.
+    carried: Option<Carried>,
+    interrupt: Arc<AtomicBool>,
+}
+
+impl Default for Session {
+    fn default() -> Session {
+        Session::new()
+    }
+}
+
+impl Session {
+    /// An empty session: no values, an empty tape, the random generator at seed 0.
+    pub fn new() -> Session {
+        Session {
+            values: FxHashMap::default(),
+            initialized: FxHashSet::default(),
+            carried: Some(Carried { tape: Tape::new(), rng: Rng::from_seed(DEFAULT_SEED) }),
+            interrupt: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// The flag that interrupts a running entry when set (from a signal handler or another
+    /// thread). [`Session::run`] clears it when it starts.
+    pub fn interrupt_flag(&self) -> Arc<AtomicBool> {
+        self.interrupt.clone()
+    }
+
+    /// The value of the top-level name `name` of `file`, if it has one.
+    pub fn value(&self, file: SourceFile, name: &str) -> Option<&Value> {
+        self.values.get(&(file, name.to_owned()))
+    }
+
+    /// Forgets the value of a top-level name of `file`.
+    pub fn forget(&mut self, file: SourceFile, name: &str) {
+        self.values.remove(&(file, name.to_owned()));
+    }
+
+    /// Forgets the constants of an imported file, so that the next entry evaluates them again
+    /// (after the file changed).
+    pub fn forget_file(&mut self, file: SourceFile) {
+        self.values.retain(|(f, _), _| *f != file);
+        self.initialized.remove(&file);
+    }
+
+    /// Runs `entry` of `main`, which must be free of errors like everything it imports, printing
+    /// to `out`. Returns the value of the entry's last statement when the entry asks for it and
+    /// that statement is an expression that has one.
+    ///
+    /// Imported files whose constants the session has not evaluated yet are evaluated first.
+    pub fn run(
+        &mut self,
+        db: &dyn Db,
+        main: SourceFile,
+        entry: Entry,
+        out: &mut dyn Write,
+        limits: Limits,
+    ) -> Result<Option<Value>, RuntimeError> {
+        self.interrupt.store(false, Ordering::Relaxed);
+        let program = lower_entry(db, main, entry)?;
+        let Some(layout) = &program.entry else {
+            return Err(RuntimeError::internal("an entry lowered without its layout"));
+        };
+        let keys: Vec<(SourceFile, String)> = layout
+            .globals
+            .iter()
+            .zip(&program.global_names)
+            .map(|(&(file, _), name)| (file, name.clone()))
+            .collect();
+        let globals = layout
+            .globals
+            .iter()
+            .zip(&keys)
+            .map(
+                |(&(_, in_entry), key)| if in_entry { None } else { self.values.get(key).cloned() },
+            )
+            .collect();
+        let carried = self
+            .carried
+            .take()
+            .unwrap_or_else(|| Carried { tape: Tape::new(), rng: Rng::from_seed(DEFAULT_SEED) });
+        let mut machine =
+            Machine::continuing(&program, out, limits, carried, globals, self.interrupt.clone())?;
+        let mut result = Ok(Value::Int(0));
+        for &unit in &program.imports {
+            let Some(code) = program.units.get(unit as usize) else { continue };
+            let file = code.def.file(db);
+            if self.initialized.contains(&file) {
+                continue;
+            }
+            result = machine.run_unit(unit);
+            if result.is_err() {
+                break;
+            }
+            self.initialized.insert(file);
+        }
+        if result.is_ok() {
+            result = machine.run_unit(program.main);
+        }
+        let (carried, globals) = machine.into_session_state();
+        self.carried = Some(carried);
+        let failed = result.is_err();
+        for ((&(_, in_entry), key), value) in layout.globals.iter().zip(keys).zip(globals) {
+            if let Some(value) = value
+                && !(failed && in_entry)
+            {
+                self.values.insert(key, value);
+            }
+        }
+        let value = result?;
+        Ok(layout.returns_value.then_some(value))
+    }
+}
