@@ -58,6 +58,8 @@ macro_rules! codes {
 codes! {
     Syntax = "E0001", Error, "syntax error";
     MissingToken = "E0002", Error, "missing punctuation";
+    MisspeltKeyword = "E0003", Error, "misspelt keyword";
+    ForeignSyntax = "E0004", Error, "construct from another language";
     UnresolvedName = "E0100", Error, "cannot find a name";
     Redeclaration = "E0101", Error, "name declared twice in one scope";
     TopLevelVariableInFunction = "E0102", Error, "function reads a top-level variable";

@@ -485,7 +485,14 @@ impl<'a> InferCtx<'a> {
         }
         let span = self.expr_span(expr);
         if !name.is_empty() && !self.scope.incomplete && self.unresolved.insert(name.clone()) {
-            self.report(Code::UnresolvedName, span, format!("cannot find `{name}` in this scope"));
+            let candidates =
+                crate::suggest::expr_candidates(self.body, self.kind, self.scope, expr);
+            let diagnostic = self.report(
+                Code::UnresolvedName,
+                span,
+                format!("cannot find `{name}` in this scope"),
+            );
+            crate::suggest::did_you_mean_owned(diagnostic, name, span, &candidates);
         }
         None
     }

@@ -47,6 +47,7 @@ pub mod item_tree;
 mod literal;
 pub mod reparse;
 pub mod scope;
+pub mod suggest;
 pub mod ty;
 
 use std::sync::Arc;
@@ -201,28 +202,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     let mut syntax_points: Vec<TextSize> = Vec::new();
     for error in parse.errors() {
         syntax_points.push(error.range.start());
-        let code = if error.missing.is_some() { Code::MissingToken } else { Code::Syntax };
-        let fixes = match error.missing {
-            Some(text) => vec![Fix {
-                label: format!("insert `{text}`"),
-                edits: vec![TextEdit {
-                    file,
-                    range: TextRange::empty(error.range.start()),
-                    insert: text.to_owned(),
-                }],
-            }],
-            None => Vec::new(),
-        };
-        out.push(Diagnostic {
-            code,
-            severity: code.severity(),
-            message: error.message.clone(),
-            file,
-            range: error.range,
-            labels: Vec::new(),
-            help: None,
-            fixes,
-        });
+        out.push(syntax_diagnostic(file, error));
     }
     out.extend(scope::item_diagnostics(db, file).iter().cloned());
     for def in all_defs(db, file) {
@@ -248,6 +228,36 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     out.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
     out.dedup();
     out
+}
+
+/// A syntax error as a diagnostic: its code from its kind, its fix-it as edits of the file.
+fn syntax_diagnostic(file: SourceFile, error: &syntax::SyntaxError) -> Diagnostic {
+    let code = match error.kind {
+        syntax::SyntaxErrorKind::Syntax => Code::Syntax,
+        syntax::SyntaxErrorKind::Missing => Code::MissingToken,
+        syntax::SyntaxErrorKind::MisspeltKeyword => Code::MisspeltKeyword,
+        syntax::SyntaxErrorKind::ForeignSyntax => Code::ForeignSyntax,
+    };
+    let edit = |range: TextRange, insert: &str| TextEdit { file, range, insert: insert.to_owned() };
+    let mut fixes = Vec::new();
+    if let Some(text) = error.missing {
+        let at = TextRange::empty(error.range.start());
+        fixes.push(Fix { label: format!("insert `{text}`"), edits: vec![edit(at, text)] });
+    }
+    if let Some(fix) = &error.fix {
+        let edits = fix.edits.iter().map(|(range, text)| edit(*range, text)).collect();
+        fixes.push(Fix { label: fix.label.clone(), edits });
+    }
+    Diagnostic {
+        code,
+        severity: code.severity(),
+        message: error.message.clone(),
+        file,
+        range: error.range,
+        labels: Vec::new(),
+        help: error.help.clone(),
+        fixes,
+    }
 }
 
 /// What a hover shows: the range of the innermost expression at `offset` and its type, with the

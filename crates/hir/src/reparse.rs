@@ -147,17 +147,14 @@ pub fn reparse(old_text: &str, old: &ParsedFile, new_text: &str) -> Option<Parse
             let shift = |offset: TextSize| -> Option<TextSize> {
                 size(usize::try_from(i64::from(u32::from(offset)) + delta).ok()?)
             };
-            errors.push(SyntaxError {
-                range: TextRange::new(shift(range.start())?, shift(range.end())?),
-                ..error.clone()
-            });
+            errors.push(error.shifted(shift)?);
         } else if !(range.start() > old_range.start() && range.end() <= old_range.end()) {
             // An error across the block's boundary: leave it to a full parse.
             return None;
         }
     }
     for error in parsed.errors() {
-        errors.push(SyntaxError { range: error.range + old_range.start(), ..error.clone() });
+        errors.push(error.shifted(|offset| Some(offset + old_range.start()))?);
     }
     let green = block.replace_with(new_block.green().into_owned());
     Some(ParsedFile::new(green, errors))

@@ -152,10 +152,63 @@ fn ill_formed_programs_give_their_diagnostics() {
     assert!(count >= 60, "the corpus must hold at least 60 ill-formed programs, found {count}");
 }
 
+/// The corpus of mistakes a newcomer makes: misspelt keywords and names, and the habits of C,
+/// Python, Rust and JavaScript. Each program holds one mistake and gives exactly one diagnostic
+/// (its golden file shows which, with its help and fix-it), unless its first line documents a
+/// few more as `// diagnostics: N, because ...`. Every fix-it, applied, leaves a program that
+/// checks clean.
+#[test]
+fn each_mistake_gives_one_diagnostic_and_its_fix_works() {
+    let count = check_goldens("mistakes");
+    assert!(count >= 60, "the corpus must hold at least 60 mistakes, found {count}");
+    let mut failures = Vec::new();
+    for path in fixtures("mistakes") {
+        let text = fs::read_to_string(&path).unwrap_or_default();
+        let expected = text
+            .strip_prefix("// diagnostics: ")
+            .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|n| n.parse::<usize>().ok())
+            .unwrap_or(1);
+        let (db, main) = load(&text);
+        let diagnostics = hir::file_diagnostics(&db, main);
+        if diagnostics.len() != expected {
+            failures.push(format!(
+                "{}: {} diagnostics, expected {expected}:\n{}",
+                path.display(),
+                diagnostics.len(),
+                render(&db, diagnostics, main)
+            ));
+            continue;
+        }
+        for diagnostic in diagnostics {
+            let Some(fix) = diagnostic.fixes.first() else { continue };
+            let mut fixed = main.text(&db).to_string();
+            let mut edits: Vec<_> = fix.edits.iter().filter(|e| e.file == main).collect();
+            edits.sort_by_key(|e| std::cmp::Reverse(e.range.start()));
+            for edit in edits {
+                fixed.replace_range(std::ops::Range::<usize>::from(edit.range), &edit.insert);
+            }
+            let mut fixture = text.clone();
+            fixture = fixture.replacen(main.text(&db).as_ref(), &fixed, 1);
+            let (db, main) = load(&fixture);
+            let left = hir::file_diagnostics(&db, main);
+            if !left.is_empty() {
+                failures.push(format!(
+                    "{}: after the fix-it `{}`:\n{fixed}\nit still gives\n{}",
+                    path.display(),
+                    fix.label,
+                    render(&db, left, main)
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn every_code_has_a_test_program() {
     let mut seen = std::collections::BTreeSet::new();
-    for path in fixtures("err") {
+    for path in fixtures("err").into_iter().chain(fixtures("mistakes")) {
         let golden = fs::read_to_string(path.with_extension("txt")).unwrap_or_default();
         for line in golden.lines().filter(|line| !line.starts_with(' ')) {
             if let Some(code) = line.split_whitespace().nth(1) {
@@ -198,7 +251,7 @@ fn assert_ranges_inside(db: &Database, diagnostics: &[Diagnostic]) {
 }
 
 fn corpus() -> Vec<String> {
-    ["ok", "err", "figure1"]
+    ["ok", "err", "figure1", "mistakes"]
         .iter()
         .flat_map(|dir| fixtures(dir))
         .filter_map(|path| fs::read_to_string(path).ok())

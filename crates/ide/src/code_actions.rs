@@ -78,6 +78,39 @@ mod tests {
     }
 
     #[test]
+    fn write_a_similar_name() {
+        check(
+            "Tensor x[2] = [1.0, 2.0];\nprint(sigm$0od(x));\n",
+            expect![[r#"
+                write `sigmoid`
+                Tensor x[2] = [1.0, 2.0];
+                print(sigmoid(x));
+            "#]],
+        );
+    }
+
+    #[test]
+    fn rewrite_a_habit_from_another_language() {
+        check(
+            "int i = 0;\nwh$0ile (i < 3) {\n    i++;\n}\n",
+            expect![[r#"
+                write `loop (; condition; )`
+                int i = 0;
+                loop (; i < 3; ) {
+                    i++;
+                }
+            "#]],
+        );
+        check(
+            "float y = 2.0 *$0* 3;\n",
+            expect![[r#"
+                write `pow(2.0, 3)`
+                float y = pow(2.0, 3);
+            "#]],
+        );
+    }
+
+    #[test]
     fn none_away_from_diagnostics() {
         check("int a$0 = 1;\n", expect![[r#""#]]);
     }

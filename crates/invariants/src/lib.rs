@@ -250,7 +250,8 @@ fn bounded_program(text: &str) -> bool {
     transforms <= RUN_MAX_TRANSFORMS
 }
 
-/// Every range a diagnostic carries lies inside its file, on character boundaries.
+/// Every range a diagnostic carries lies inside its file, on character boundaries, and the
+/// edits of one fix-it do not overlap (so that an editor can apply them together).
 fn assert_diagnostics_inside(db: &Database, diagnostics: &[Diagnostic]) {
     for d in diagnostics {
         assert_inside(d.file.text(db), d.range, &d.message);
@@ -260,6 +261,16 @@ fn assert_diagnostics_inside(db: &Database, diagnostics: &[Diagnostic]) {
         for fix in &d.fixes {
             for edit in &fix.edits {
                 assert_inside(edit.file.text(db), edit.range, &fix.label);
+            }
+            let mut edits: Vec<_> = fix.edits.iter().map(|e| (e.file, e.range)).collect();
+            edits.sort_by_key(|(_, range)| (range.start(), range.end()));
+            for pair in edits.windows(2) {
+                let ((a_file, a), (b_file, b)) = (pair[0], pair[1]);
+                assert!(
+                    a_file != b_file || a.end() <= b.start() && (a != b || a.is_empty()),
+                    "the edits of `{}` overlap: {a:?} and {b:?}",
+                    fix.label
+                );
             }
         }
     }

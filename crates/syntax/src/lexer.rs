@@ -4,7 +4,10 @@
 //! can go on; the problem is recorded as a [`LexError`] beside the token. Characters that start no
 //! token become `ERROR` tokens.
 
-use crate::SyntaxKind::{self, *};
+use crate::{
+    SyntaxErrorKind,
+    SyntaxKind::{self, *},
+};
 
 /// One token: its kind and its length in bytes. Offsets follow from the lengths.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,7 +21,9 @@ pub struct Token {
 pub struct LexError {
     /// Index of the token in the token list.
     pub token: usize,
+    pub kind: SyntaxErrorKind,
     pub message: String,
+    pub help: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -29,14 +34,21 @@ pub struct Lexed {
 
 /// Splits `text` into tokens. The lengths of the tokens add up to `text.len()`.
 pub fn lex(text: &str) -> Lexed {
-    let mut lexer = Lexer { bytes: text.as_bytes(), text, pos: 0, lexed: Lexed::default() };
+    let mut lexer =
+        Lexer { bytes: text.as_bytes(), text, pos: 0, lexed: Lexed::default(), foreign: None };
     while lexer.pos < lexer.bytes.len() {
         let start = lexer.pos;
         let (kind, error) = lexer.token();
         debug_assert!(lexer.pos > start, "the lexer must advance");
         let len = u32::try_from(lexer.pos - start).unwrap_or(u32::MAX);
+        let token = lexer.lexed.tokens.len();
         if let Some(message) = error {
-            lexer.lexed.errors.push(LexError { token: lexer.lexed.tokens.len(), message });
+            let kind = SyntaxErrorKind::Syntax;
+            lexer.lexed.errors.push(LexError { token, kind, message, help: None });
+        }
+        if let Some((message, help)) = lexer.foreign.take() {
+            let kind = SyntaxErrorKind::ForeignSyntax;
+            lexer.lexed.errors.push(LexError { token, kind, message, help: Some(help) });
         }
         lexer.lexed.tokens.push(Token { kind, len });
     }
@@ -48,6 +60,9 @@ struct Lexer<'a> {
     text: &'a str,
     pos: usize,
     lexed: Lexed,
+    /// The message and help of a token from another language (a preprocessor line), reported
+    /// as foreign syntax rather than as a syntax error.
+    foreign: Option<(String, String)>,
 }
 
 impl Lexer<'_> {
@@ -85,6 +100,7 @@ impl Lexer<'_> {
                 let ident = &self.text[self.pos_start_of_ident()..self.pos];
                 (SyntaxKind::from_keyword(ident).unwrap_or(IDENT), None)
             }
+            b'#' if self.peek(1).is_ascii_alphabetic() => self.directive(),
             b'"' => self.quoted(b'"'),
             b'\'' => self.quoted(b'\''),
             _ => match self.punct() {
@@ -103,6 +119,26 @@ impl Lexer<'_> {
             start -= 1;
         }
         start
+    }
+
+    /// A C preprocessor line, `#include <stdio.h>`: one `ERROR` token to the end of the line,
+    /// which the parser reads past, reported once with what Nabla writes instead.
+    fn directive(&mut self) -> (SyntaxKind, Option<String>) {
+        let start = self.pos;
+        self.eat_while(|b| b != b'\n');
+        let line = &self.text[start..self.pos];
+        let word: String =
+            line[1..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+        let help = match word.as_str() {
+            "include" | "import" => {
+                "`import \"lib.nb\";` makes another Nabla file's functions and `cns` constants visible; the built-ins need no include"
+            }
+            "define" => "a constant is `cns int N = 10;` (or `cns float`)",
+            _ => "Nabla has no conditional compilation or pragmas",
+        };
+        let message = format!("Nabla has no preprocessor: `#{word}` is not Nabla");
+        self.foreign = Some((message, help.to_owned()));
+        (ERROR, None)
     }
 
     fn block_comment(&mut self) -> (SyntaxKind, Option<String>) {
@@ -384,8 +420,20 @@ mod tests {
         assert_eq!(kinds("a $ b")[2], (ERROR, "$"));
         assert_eq!(kinds("é")[0], (ERROR, "é"));
         assert_eq!(
-            errors("#include"),
+            errors("# x"),
             vec!["unexpected `#`: Nabla has no preprocessor; use `import \"file.nb\";`"]
+        );
+    }
+
+    #[test]
+    fn a_preprocessor_line_is_one_token() {
+        assert_eq!(
+            kinds("#include <a.h>\nx"),
+            vec![(ERROR, "#include <a.h>"), (WHITESPACE, "\n"), (IDENT, "x")]
+        );
+        assert_eq!(
+            errors("#define N 3"),
+            vec!["Nabla has no preprocessor: `#define` is not Nabla"]
         );
     }
 

@@ -5,6 +5,8 @@
 //! This crate knows nothing of semantics, salsa, or editors; it is one file at a time.
 
 pub mod ast;
+pub mod edit_distance;
+mod fixes;
 mod generated;
 mod lexer;
 mod line_index;
@@ -56,11 +58,70 @@ pub use rowan::GreenNode;
 /// A syntax error: a message and the range it applies to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SyntaxError {
+    pub kind: SyntaxErrorKind,
     pub message: String,
     /// An empty range where something is missing, else the offending token.
     pub range: TextRange,
     /// For "expected X" errors, the text that, inserted at `range`, fixes the error.
     pub missing: Option<&'static str>,
+    /// A line that says how Nabla writes what was meant.
+    pub help: Option<String>,
+    /// A fix-it beyond inserting a missing token: a keyword spelt right, `loop` for `while`.
+    pub fix: Option<SyntaxFix>,
+}
+
+impl SyntaxError {
+    pub fn new(message: impl Into<String>, range: TextRange) -> SyntaxError {
+        SyntaxError {
+            kind: SyntaxErrorKind::Syntax,
+            message: message.into(),
+            range,
+            missing: None,
+            help: None,
+            fix: None,
+        }
+    }
+
+    /// The same error with every range moved by `shift` (for a reparsed piece of a file), or
+    /// `None` if a range would leave the file.
+    pub fn shifted(&self, shift: impl Fn(TextSize) -> Option<TextSize>) -> Option<SyntaxError> {
+        let move_range =
+            |range: TextRange| Some(TextRange::new(shift(range.start())?, shift(range.end())?));
+        let fix = match &self.fix {
+            Some(fix) => Some(SyntaxFix {
+                label: fix.label.clone(),
+                edits: fix
+                    .edits
+                    .iter()
+                    .map(|(range, text)| Some((move_range(*range)?, text.clone())))
+                    .collect::<Option<Vec<_>>>()?,
+            }),
+            None => None,
+        };
+        Some(SyntaxError { range: move_range(self.range)?, fix, ..self.clone() })
+    }
+}
+
+/// What kind of mistake a syntax error is; each has its own diagnostic code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SyntaxErrorKind {
+    /// Text that does not parse.
+    Syntax,
+    /// Missing punctuation; `missing` says which.
+    Missing,
+    /// A misspelt keyword, read as the keyword it stands for (`fucntion`, `lop`, `Tensr`).
+    MisspeltKeyword,
+    /// A construct from another language that Nabla writes differently (`for`, `while`, `**`,
+    /// `{1, 2}`, `def`, `let`).
+    ForeignSyntax,
+}
+
+/// A fix-it of a syntax error: a titled set of edits to the file's text.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SyntaxFix {
+    pub label: String,
+    /// Ranges to replace (empty to insert) and their new text; they do not overlap.
+    pub edits: Vec<(TextRange, String)>,
 }
 
 /// The result of parsing a file: a green tree (cheap to clone and share between threads) and the

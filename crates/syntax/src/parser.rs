@@ -11,12 +11,15 @@
 //! the rest of a nested construct is skipped as one error.
 
 mod expressions;
+mod habits;
 mod items;
 mod token_set;
 
 use crate::{
+    SyntaxErrorKind,
     SyntaxKind::{self, *},
     T,
+    fixes::FixPlan,
 };
 pub(crate) use token_set::TokenSet;
 
@@ -46,14 +49,71 @@ pub(crate) enum Event {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ParseError {
+    pub kind: SyntaxErrorKind,
     pub message: String,
     /// What to insert to fix the error, for "expected X" errors: placed at the end of the previous
     /// token. Otherwise the error covers the next token.
     pub missing: Option<&'static str>,
+    pub help: Option<String>,
+    /// How to compute the fix-it once the tree is built.
+    pub fix: Option<FixPlan>,
+}
+
+impl ParseError {
+    fn new(kind: SyntaxErrorKind, message: String) -> ParseError {
+        ParseError { kind, message, missing: None, help: None, fix: None }
+    }
+}
+
+/// What the parser reads: the kinds of the significant tokens, and, for recovery only, where
+/// each one is in the text (so that a misspelt keyword can be recognised by its spelling, and a
+/// habit from another language by the line it is on).
+pub(crate) struct Input<'t> {
+    text: &'t str,
+    kinds: Vec<SyntaxKind>,
+    /// The start and end of each significant token in `text`.
+    ranges: Vec<(u32, u32)>,
+}
+
+impl<'t> Input<'t> {
+    pub(crate) fn new(text: &'t str) -> Input<'t> {
+        Input { text, kinds: Vec::new(), ranges: Vec::new() }
+    }
+
+    pub(crate) fn push(&mut self, kind: SyntaxKind, start: usize, end: usize) {
+        let to_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        self.kinds.push(kind);
+        self.ranges.push((to_u32(start), to_u32(end)));
+    }
+
+    fn text(&self, index: usize) -> &'t str {
+        let Some(&(start, end)) = self.ranges.get(index) else { return "" };
+        self.text.get(start as usize..end as usize).unwrap_or("")
+    }
+
+    /// Whether a line break separates token `index` from the token before it.
+    fn on_new_line(&self, index: usize) -> bool {
+        let Some(&(start, _)) = self.ranges.get(index) else { return true };
+        let end_of_previous = match index.checked_sub(1).and_then(|i| self.ranges.get(i)) {
+            Some(&(_, end)) => end,
+            None => return true,
+        };
+        self.text
+            .get(end_of_previous as usize..start as usize)
+            .is_some_and(|gap| gap.contains('\n'))
+    }
+
+    /// Whether token `index` follows the token before it with nothing in between (`**`).
+    fn joint(&self, index: usize) -> bool {
+        match (index.checked_sub(1).and_then(|i| self.ranges.get(i)), self.ranges.get(index)) {
+            (Some(&(_, end)), Some(&(start, _))) => end == start,
+            _ => false,
+        }
+    }
 }
 
 pub(crate) struct Parser<'t> {
-    tokens: &'t [SyntaxKind],
+    input: Input<'t>,
     pos: usize,
     events: Vec<Event>,
     errors: Vec<ParseError>,
@@ -62,11 +122,11 @@ pub(crate) struct Parser<'t> {
 }
 
 impl<'t> Parser<'t> {
-    pub(crate) fn new(tokens: &'t [SyntaxKind]) -> Parser<'t> {
+    pub(crate) fn new(input: Input<'t>) -> Parser<'t> {
         Parser {
-            tokens,
             pos: 0,
-            events: Vec::with_capacity(tokens.len() * 3),
+            events: Vec::with_capacity(input.kinds.len() * 3),
+            input,
             errors: Vec::new(),
             fuel: FUEL,
             depth: 0,
@@ -90,7 +150,7 @@ impl<'t> Parser<'t> {
             return EOF;
         }
         self.fuel -= 1;
-        self.tokens.get(self.pos + n).copied().unwrap_or(EOF)
+        self.input.kinds.get(self.pos + n).copied().unwrap_or(EOF)
     }
 
     pub(crate) fn current(&mut self) -> SyntaxKind {
@@ -151,13 +211,59 @@ impl<'t> Parser<'t> {
             return true;
         }
         let text = kind.text().unwrap_or("token");
-        self.push_error(ParseError { message: format!("expected `{text}`"), missing: Some(text) });
+        self.push_error(ParseError {
+            missing: Some(text),
+            ..ParseError::new(SyntaxErrorKind::Missing, format!("expected `{text}`"))
+        });
         false
     }
 
     /// Reports an error at the current position without consuming anything.
     pub(crate) fn error(&mut self, message: impl Into<String>) {
-        self.push_error(ParseError { message: message.into(), missing: None });
+        self.push_error(ParseError::new(SyntaxErrorKind::Syntax, message.into()));
+    }
+
+    /// Reports a misspelt keyword or a habit from another language at the current token, with
+    /// a help line and the fix-it to compute once the tree is built.
+    pub(crate) fn mistake(
+        &mut self,
+        kind: SyntaxErrorKind,
+        message: impl Into<String>,
+        help: Option<String>,
+        fix: Option<FixPlan>,
+    ) {
+        self.push_error(ParseError { help, fix, ..ParseError::new(kind, message.into()) });
+    }
+
+    /// The text of the significant token `n` ahead, for recognising a misspelt keyword or a
+    /// foreign one. Only recovery reads it.
+    pub(crate) fn nth_text(&self, n: usize) -> &'t str {
+        self.input.text(self.pos + n)
+    }
+
+    /// Whether a line break comes before the significant token `n` ahead.
+    pub(crate) fn nth_on_new_line(&self, n: usize) -> bool {
+        self.input.on_new_line(self.pos + n)
+    }
+
+    /// Whether the significant token `n` ahead follows the one before it with nothing between.
+    pub(crate) fn nth_joint(&self, n: usize) -> bool {
+        self.input.joint(self.pos + n)
+    }
+
+    /// The kind of the significant token `n` ahead without spending fuel: for lookahead scans
+    /// that recovery makes once per statement.
+    pub(crate) fn peek_kind(&self, n: usize) -> SyntaxKind {
+        self.input.kinds.get(self.pos + n).copied().unwrap_or(EOF)
+    }
+
+    /// Reads the current token as `kind` from now on: a misspelt or foreign keyword, once
+    /// reported, stands for the Nabla keyword it means, so the rest of the construct parses (and
+    /// is checked) as intended instead of cascading into errors.
+    pub(crate) fn read_as(&mut self, kind: SyntaxKind) {
+        if let Some(slot) = self.input.kinds.get_mut(self.pos) {
+            *slot = kind;
+        }
     }
 
     /// Reports an error and wraps the current token in an `ERROR` node, unless the token belongs
@@ -251,8 +357,8 @@ impl CompletedMarker {
 }
 
 /// Parses a whole file.
-pub(crate) fn parse_source_file(tokens: &[SyntaxKind]) -> (Vec<Event>, Vec<ParseError>) {
-    let mut p = Parser::new(tokens);
+pub(crate) fn parse_source_file(input: Input<'_>) -> (Vec<Event>, Vec<ParseError>) {
+    let mut p = Parser::new(input);
     items::source_file(&mut p);
     p.finish()
 }

@@ -16,17 +16,29 @@ use rowan::{GreenNode, GreenToken, NodeOrToken, TextRange, TextSize};
 use rustc_hash::{FxHashMap, FxHasher};
 
 use crate::{
-    SyntaxError, SyntaxKind,
+    SyntaxError, SyntaxKind, fixes,
     lexer::{Lexed, lex},
-    parser::{Event, ParseError, parse_source_file},
+    parser::{Event, Input, ParseError, parse_source_file},
 };
 
 pub(crate) fn parse_text(text: &str) -> (GreenNode, Vec<SyntaxError>) {
     let lexed = lex(text);
-    let significant: Vec<SyntaxKind> =
-        lexed.tokens.iter().map(|t| t.kind).filter(|&k| !invisible_to_parser(k)).collect();
-    let (events, errors) = parse_source_file(&significant);
-    build_tree(text, &lexed, events, errors)
+    let mut input = Input::new(text);
+    let mut offset = 0usize;
+    for token in &lexed.tokens {
+        let end = offset + token.len as usize;
+        if !invisible_to_parser(token.kind) {
+            input.push(token.kind, offset, end);
+        }
+        offset = end;
+    }
+    let (events, errors) = parse_source_file(input);
+    let (green, mut errors, plans) = build_tree(text, &lexed, events, errors);
+    if !plans.is_empty() {
+        fixes::attach(&green, &mut errors, plans);
+    }
+    errors.sort_by_key(|error| error.range.start());
+    (green, errors)
 }
 
 /// Trivia, and the `ERROR` tokens of stray characters: the lexer has reported those already, so
@@ -166,8 +178,15 @@ impl<'a> TreeBuilder<'a> {
 impl<'a> TreeSink<'a> {
     fn add_token(&mut self) {
         let Some(token) = self.lexed.tokens.get(self.next) else { return };
+        self.add_token_as(token.kind);
+    }
+
+    /// Adds the next token with the kind the parser read it as (a misspelt keyword as the
+    /// keyword it means).
+    fn add_token_as(&mut self, kind: SyntaxKind) {
+        let Some(token) = self.lexed.tokens.get(self.next) else { return };
         let end = self.offset + token.len as usize;
-        self.builder.token(token.kind, &self.text[self.offset..end]);
+        self.builder.token(kind, &self.text[self.offset..end]);
         if !invisible_to_parser(token.kind) {
             self.last_significant_end = end;
         }
@@ -200,12 +219,16 @@ fn range(start: usize, end: usize) -> TextRange {
     TextRange::new(to_size(start), to_size(end.max(start)))
 }
 
+/// The tree, its errors, and the fix-its still to compute: (index in the errors, plan).
+type Built = (GreenNode, Vec<SyntaxError>, Vec<(usize, fixes::FixPlan)>);
+
 fn build_tree(
     text: &str,
     lexed: &Lexed,
     mut events: Vec<Event>,
     parse_errors: Vec<ParseError>,
-) -> (GreenNode, Vec<SyntaxError>) {
+) -> Built {
+    let mut plans = Vec::new();
     let mut sink = TreeSink {
         text,
         lexed,
@@ -250,14 +273,13 @@ fn build_tree(
                     }
                     if !sink.builder.start_node(kind) && !sink.too_deep {
                         sink.too_deep = true;
-                        sink.errors.push(SyntaxError {
-                            message: format!(
+                        sink.errors.push(SyntaxError::new(
+                            format!(
                                 "this nests too deeply: syntax trees are limited to \
                                  {MAX_TREE_DEPTH} levels; split the expression"
                             ),
-                            range: sink.next_significant_range(),
-                            missing: None,
-                        });
+                            sink.next_significant_range(),
+                        ));
                     }
                     sink.depth += 1;
                 }
@@ -269,9 +291,9 @@ fn build_tree(
                 sink.builder.finish_node();
                 sink.depth = sink.depth.saturating_sub(1);
             }
-            Event::Token { .. } => {
+            Event::Token { kind } => {
                 sink.add_trivia();
-                sink.add_token();
+                sink.add_token_as(kind);
             }
             Event::Error(index) => {
                 let Some(error) = parse_errors.get(index as usize) else { continue };
@@ -279,10 +301,16 @@ fn build_tree(
                     Some(_) => range(sink.last_significant_end, sink.last_significant_end),
                     None => sink.next_significant_range(),
                 };
+                if let Some(plan) = &error.fix {
+                    plans.push((sink.errors.len(), plan.clone()));
+                }
                 sink.errors.push(SyntaxError {
+                    kind: error.kind,
                     message: error.message.clone(),
                     range,
                     missing: error.missing,
+                    help: error.help.clone(),
+                    fix: None,
                 });
             }
         }
@@ -296,13 +324,12 @@ fn build_tree(
         }
         let len = lexed.tokens.get(lex_error.token).map_or(0, |t| t.len as usize);
         sink.errors.push(SyntaxError {
-            message: lex_error.message.clone(),
-            range: range(start, start + len),
-            missing: None,
+            kind: lex_error.kind,
+            help: lex_error.help.clone(),
+            ..SyntaxError::new(lex_error.message.clone(), range(start, start + len))
         });
     }
-    sink.errors.sort_by_key(|error| error.range.start());
-    (sink.builder.finish(), sink.errors)
+    (sink.builder.finish(), sink.errors, plans)
 }
 
 /// Adds what the parser left over before the root closes: trailing trivia and, if the parser
@@ -316,10 +343,9 @@ fn finish_root(sink: &mut TreeSink<'_>) {
             sink.add_token();
         }
         sink.builder.finish_node();
-        sink.errors.push(SyntaxError {
-            message: "the parser could not make sense of the rest of the file".to_owned(),
-            range: range(start, sink.offset),
-            missing: None,
-        });
+        sink.errors.push(SyntaxError::new(
+            "the parser could not make sense of the rest of the file",
+            range(start, sink.offset),
+        ));
     }
 }

@@ -661,14 +661,18 @@ impl Lowerer {
                     DimRef::Var(name)
                 }
                 FreeDims::Reject => {
-                    self.error(
+                    let candidates = self.dimension_names();
+                    let span = self.hir_span(expr_span);
+                    let diagnostic = self.error(
                         Code::UnknownDimension,
                         expr_span,
                         format!("cannot find `{name}` for this dimension"),
-                    )
-                    .help(format!(
-                        "a new shape variable such as `{name}` can only be bound by a parameter or by a declaration with an initializer"
-                    ));
+                    );
+                    if !crate::suggest::did_you_mean_owned(diagnostic, &name, span, &candidates) {
+                        diagnostic.help(format!(
+                            "a new shape variable such as `{name}` can only be bound by a parameter or by a declaration with an initializer"
+                        ));
+                    }
                     DimRef::Error
                 }
             };
@@ -686,6 +690,28 @@ impl Lowerer {
                 DimRef::Error
             }
         }
+    }
+
+    /// The names a dimension may use here: shape variables and `cns int` constants in scope, for
+    /// "did you mean".
+    fn dimension_names(&self) -> Vec<(SmolStr, &'static str)> {
+        let mut out: Vec<(SmolStr, &'static str)> = Vec::new();
+        for scope in self.scopes.iter().rev() {
+            let mut names: Vec<_> = scope.iter().collect();
+            names.sort_by(|a, b| a.0.cmp(b.0));
+            for (name, &local) in names {
+                let data = &self.body.locals[local];
+                match (data.kind, data.const_value) {
+                    (LocalKind::ShapeVar, _) => out.push((name.clone(), "shape variable")),
+                    (_, Some(_)) => out.push((name.clone(), "constant")),
+                    _ => {}
+                }
+            }
+        }
+        let mut globals: Vec<_> = self.globals.keys().cloned().collect();
+        globals.sort();
+        out.extend(globals.into_iter().map(|name| (name, "constant")));
+        out
     }
 
     fn checked_extent(&mut self, value: i64, span: RelSpan) -> DimRef {

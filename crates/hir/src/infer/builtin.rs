@@ -2,7 +2,7 @@
 
 use super::{InferCtx, Resolution};
 use crate::{
-    body::{Expr, ExprId, Literal},
+    body::{Expr, ExprId, HirSpan, Literal, RelSpan},
     builtins::{Builtin, Rule},
     diagnostics::Code,
     ty::{Dim, Shape, Ty, broadcast},
@@ -29,7 +29,25 @@ impl InferCtx<'_> {
                 Some(max) => format!("{} to {max}", info.min_args),
                 None => format!("at least {}", info.min_args),
             };
-            self.report(
+            // `zeros(3, 4)`, from NumPy's `zeros((3, 4))` or PyTorch's `zeros(3, 4)`.
+            let shape_list = info.rule == Rule::FromShapeList
+                && too_many
+                && arg_tys.iter().all(|ty| matches!(ty, Ty::Int));
+            let list_edits = match (args.first(), args.last()) {
+                (Some(&first), Some(&last)) if shape_list => {
+                    let end = self.expr_span(last);
+                    let end = HirSpan {
+                        span: RelSpan {
+                            range: syntax::TextRange::empty(end.span.range.end()),
+                            ..end.span
+                        },
+                        ..end
+                    };
+                    Some((self.expr_span(first), end))
+                }
+                _ => None,
+            };
+            let diagnostic = self.report(
                 Code::ArgumentCount,
                 span,
                 format!(
@@ -39,8 +57,21 @@ impl InferCtx<'_> {
                     args.len(),
                     if args.len() == 1 { "was" } else { "were" }
                 ),
-            )
-            .help(format!("usage: `{}`", info.signature));
+            );
+            match list_edits {
+                Some(_) => {
+                    diagnostic.help(format!("the shape is one list, as in `{}([3, 4])`", info.name))
+                }
+                None => diagnostic.help(format!("usage: `{}`", info.signature)),
+            };
+            if let Some((start, end)) = list_edits {
+                let mut start = start;
+                start.span.range = syntax::TextRange::empty(start.span.range.start());
+                diagnostic.fixes.push(crate::diagnostics::HirFix {
+                    label: "put the extents in a list".to_owned(),
+                    edits: vec![(start, "[".to_owned()), (end, "]".to_owned())],
+                });
+            }
             return Ty::Error;
         }
         // Strings are allowed only where the rule takes one; check the rest as values.
@@ -399,10 +430,10 @@ impl InferCtx<'_> {
             param_spans: signature
                 .params
                 .iter()
-                .map(|p| Some(crate::body::HirSpan { def, span: p.span }))
+                .map(|p| Some(HirSpan { def, span: p.span }))
                 .collect(),
             name: signature.name.to_string(),
-            decl: signature.name_span.map(|span| crate::body::HirSpan { def, span }),
+            decl: signature.name_span.map(|span| HirSpan { def, span }),
         }
     }
 

@@ -504,7 +504,12 @@ impl InferCtx<'_> {
                 let (bad, bad_ty) = if int_like(lhs_ty) { (rhs, rhs_ty) } else { (lhs, lhs_ty) };
                 let span = self.expr_span(bad);
                 let bad_text = self.describe(bad);
-                self.report(
+                let power = (arith == ArithOp::BitXor).then(|| {
+                    let lhs = self.source_text(self.body.source_map.expr(lhs));
+                    let rhs = self.source_text(self.body.source_map.expr(rhs));
+                    (self.expr_span(expr), format!("pow({lhs}, {rhs})"))
+                });
+                let diagnostic = self.report(
                     Code::InvalidOperand,
                     span,
                     format!(
@@ -512,6 +517,11 @@ impl InferCtx<'_> {
                         arith_symbol(arith)
                     ),
                 );
+                // `x ^ 2` from a language where `^` is a power.
+                if let Some((whole, power)) = power {
+                    diagnostic.help("`^` is the bitwise exclusive or; a power is `pow(x, p)`");
+                    diagnostic.fix_replace(&format!("write `{power}`"), whole, power);
+                }
                 Ty::Error
             }
             BinaryOp::Arith(arith) => {

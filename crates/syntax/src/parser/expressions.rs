@@ -2,7 +2,7 @@
 //! precedence table of `language.md` section 4, with prefix, postfix and atomic forms below it.
 
 use super::{
-    CompletedMarker, Parser, TokenSet,
+    CompletedMarker, Parser, TokenSet, habits,
     items::{STMT_RECOVERY, TYPE_FIRST, ty},
 };
 use crate::{
@@ -68,10 +68,31 @@ fn expr_bp(p: &mut Parser<'_>, min_bp: u8) -> Option<CompletedMarker> {
     result
 }
 
+/// Binding power of `**`, which Nabla does not have: above every operator, as in Python, so
+/// that the fix-it `pow(a, b)` takes the operands Python would.
+const POWER_BP: u8 = 14;
+
 fn expr_bp_inner(p: &mut Parser<'_>, min_bp: u8) -> Option<CompletedMarker> {
     let mut lhs = unary(p)?;
     loop {
+        if p.at(IDENT) {
+            habits::infix_word(p);
+        }
         let op = p.current();
+        if op == T![*] && p.nth_at(1, T![*]) && p.nth_joint(1) {
+            let m = lhs.precede(p);
+            p.mistake(
+                crate::SyntaxErrorKind::ForeignSyntax,
+                "Nabla has no `**` operator: a power is `pow(a, b)`",
+                None,
+                Some(crate::fixes::FixPlan::Power),
+            );
+            p.bump(T![*]);
+            p.bump(T![*]);
+            operand(p, POWER_BP);
+            lhs = m.complete(p, BIN_EXPR);
+            continue;
+        }
         let Some((bp, right_assoc)) = infix_binding_power(op) else { break };
         if bp < min_bp {
             break;
@@ -94,17 +115,42 @@ fn expr_bp_inner(p: &mut Parser<'_>, min_bp: u8) -> Option<CompletedMarker> {
     Some(lhs)
 }
 
+/// Types that another language calls as a conversion: `float(n)`.
+const CAST_CALL_FIRST: TokenSet = TokenSet::new(&[T![int], T![float], T![char], T![bool]]);
+
+/// Whether an expression starts here, counting a conversion written as a call, `float(n)`, which
+/// is parsed as the cast it means.
+pub(super) fn at_expr(p: &mut Parser<'_>) -> bool {
+    p.at_ts(EXPR_FIRST) || p.at_ts(CAST_CALL_FIRST) && p.nth_at(1, T!['('])
+}
+
 /// An operand that must be there: its absence is reported, and the enclosing node still closes.
 fn operand(p: &mut Parser<'_>, min_bp: u8) {
-    if p.at_ts(EXPR_FIRST) {
+    if at_expr(p) {
         expr_bp(p, min_bp);
+    } else if p.at(T!['{']) {
+        habits::brace_literal(p, true);
     } else {
         p.err_recover("expected an expression", EXPR_RECOVERY);
     }
 }
 
+/// The operand of a prefix operator or cast.
+pub(super) fn unary_operand(p: &mut Parser<'_>) {
+    if p.enter() {
+        unary(p);
+        p.leave();
+    }
+}
+
 fn unary(p: &mut Parser<'_>) -> Option<CompletedMarker> {
+    if p.at(IDENT) && p.nth_at(1, IDENT) {
+        habits::prefix_word(p);
+    }
     let kind = p.current();
+    if CAST_CALL_FIRST.contains(kind) && p.nth_at(1, T!['(']) {
+        return Some(habits::cast_call(p));
+    }
     if PREFIX_OPS.contains(kind) {
         let m = p.start();
         p.bump_any();
@@ -166,7 +212,10 @@ fn postfix(p: &mut Parser<'_>, mut lhs: CompletedMarker) -> CompletedMarker {
             T!['['] => {
                 let m = lhs.precede(p);
                 p.bump(T!['[']);
-                index_or_slice(p);
+                let slice = index_or_slice(p);
+                if p.at(T![,]) {
+                    habits::index_comma(p, slice);
+                }
                 p.expect(T![']']);
                 m.complete(p, INDEX_EXPR)
             }
@@ -180,8 +229,9 @@ fn postfix(p: &mut Parser<'_>, mut lhs: CompletedMarker) -> CompletedMarker {
     }
 }
 
-/// The inside of `a[...]`: an index `i` or a slice `i:j`, `:j`, `i:`, `:`.
-fn index_or_slice(p: &mut Parser<'_>) {
+/// The inside of `a[...]`: an index `i` or a slice `i:j`, `:j`, `i:`, `:`. Says whether it was
+/// a slice.
+fn index_or_slice(p: &mut Parser<'_>) -> bool {
     if p.at(T![:]) {
         let m = p.start();
         p.bump(T![:]);
@@ -189,13 +239,13 @@ fn index_or_slice(p: &mut Parser<'_>) {
             expr(p);
         }
         m.complete(p, SLICE);
-        return;
+        return true;
     }
     if !p.at_ts(EXPR_FIRST) {
         p.err_recover("expected an index", EXPR_RECOVERY);
-        return;
+        return false;
     }
-    let Some(start) = expr(p) else { return };
+    let Some(start) = expr(p) else { return false };
     if p.at(T![:]) {
         let m = start.precede(p);
         p.bump(T![:]);
@@ -203,13 +253,20 @@ fn index_or_slice(p: &mut Parser<'_>) {
             expr(p);
         }
         m.complete(p, SLICE);
+        return true;
     }
+    false
 }
 
 fn arg_list(p: &mut Parser<'_>) {
     let m = p.start();
-    delimited(p, T!['('], T![')'], EXPR_FIRST, "an argument", |p| {
-        expr(p);
+    let first = EXPR_FIRST.union(CAST_CALL_FIRST).union(TokenSet::new(&[T!['{']]));
+    delimited(p, T!['('], T![')'], first, "an argument", |p| {
+        if p.at(T!['{']) {
+            habits::brace_literal(p, true);
+        } else {
+            expr(p);
+        }
     });
     m.complete(p, ARG_LIST);
 }
@@ -222,13 +279,7 @@ fn atom(p: &mut Parser<'_>) -> Option<CompletedMarker> {
         return Some(m.complete(p, LITERAL));
     }
     let done = match kind {
-        IDENT => {
-            let m = p.start();
-            let name = p.start();
-            p.bump(IDENT);
-            name.complete(p, NAME_REF);
-            m.complete(p, PATH_EXPR)
-        }
+        IDENT => path_expr(p),
         T!['('] => {
             let m = p.start();
             p.bump(T!['(']);
@@ -256,6 +307,15 @@ fn atom(p: &mut Parser<'_>) -> Option<CompletedMarker> {
         }
     };
     Some(done)
+}
+
+/// A name used as an expression.
+pub(super) fn path_expr(p: &mut Parser<'_>) -> CompletedMarker {
+    let m = p.start();
+    let name = p.start();
+    p.bump(IDENT);
+    name.complete(p, NAME_REF);
+    m.complete(p, PATH_EXPR)
 }
 
 /// A bracketed, comma-separated list: `(a, b)`, `[1, 2]`, a parameter list. A missing comma

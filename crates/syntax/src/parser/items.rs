@@ -2,7 +2,8 @@
 
 use super::{
     Parser, TokenSet,
-    expressions::{EXPR_FIRST, delimited, expr},
+    expressions::{EXPR_FIRST, at_expr, delimited, expr},
+    habits,
 };
 use crate::{
     SyntaxKind::{self, *},
@@ -12,7 +13,7 @@ use crate::{
 pub(super) const TYPE_FIRST: TokenSet =
     TokenSet::new(&[T![int], T![float], T![char], T![bool], T![Bool], T![void], T![Tensor]]);
 
-const DECL_FIRST: TokenSet = TYPE_FIRST.union(TokenSet::new(&[T![var], T![cns]]));
+pub(super) const DECL_FIRST: TokenSet = TYPE_FIRST.union(TokenSet::new(&[T![var], T![cns]]));
 
 /// Tokens that begin a statement or item: an expression that meets one stops before it.
 pub(super) const STMT_RECOVERY: TokenSet = DECL_FIRST.union(TokenSet::new(&[
@@ -44,6 +45,16 @@ pub(super) fn source_file(p: &mut Parser<'_>) {
 }
 
 fn item(p: &mut Parser<'_>, top_level: bool) {
+    if p.at(IDENT) && matches!(habits::ident_stmt(p, top_level), habits::Recognised::Parsed) {
+        return;
+    }
+    if p.at_ts(TYPE_FIRST) && habits::c_function_ahead(p) {
+        if !top_level {
+            p.error("`function` is only allowed at the top level of a file");
+        }
+        habits::c_function(p);
+        return;
+    }
     let kind = p.current();
     if !top_level && matches!(kind, T![function] | T![test] | T![import]) {
         let what = kind.text().unwrap_or("item");
@@ -60,10 +71,23 @@ fn item(p: &mut Parser<'_>, top_level: bool) {
 fn fn_def(p: &mut Parser<'_>) {
     let m = p.start();
     p.bump(T![function]);
-    if p.at_ts(TYPE_FIRST) {
+    fn_def_rest(p);
+    m.complete(p, FN_DEF);
+}
+
+/// A function definition after its keyword: return type, name, parameters and body.
+pub(super) fn fn_def_rest(p: &mut Parser<'_>) {
+    if p.at_ts(TYPE_FIRST) || p.at(IDENT) && p.nth_at(1, IDENT) {
         let ret = p.start();
-        ty(p);
+        type_or_word(p);
         ret.complete(p, RET_TYPE);
+    } else if p.at(IDENT) && p.nth_at(1, T!['(']) {
+        p.mistake(
+            crate::SyntaxErrorKind::ForeignSyntax,
+            "a Nabla function declares its return type before its name, as in `function float f(float x)`",
+            Some("a function that returns nothing is `function void f(...)`".to_owned()),
+            None,
+        );
     } else {
         p.error("expected the return type, such as `float` or `void`");
     }
@@ -74,7 +98,6 @@ fn fn_def(p: &mut Parser<'_>) {
         p.expect(T!['(']);
     }
     body_block(p, "a function");
-    m.complete(p, FN_DEF);
 }
 
 fn param_list(p: &mut Parser<'_>) {
@@ -86,8 +109,8 @@ fn param_list(p: &mut Parser<'_>) {
 fn param(p: &mut Parser<'_>) {
     let m = p.start();
     qualifier(p);
-    if p.at_ts(TYPE_FIRST) {
-        ty(p);
+    if p.at_ts(TYPE_FIRST) || p.at(IDENT) && p.nth_at(1, IDENT) {
+        type_or_word(p);
     } else {
         p.error("expected the parameter's type");
     }
@@ -109,6 +132,11 @@ fn test_def(p: &mut Parser<'_>) {
 fn import(p: &mut Parser<'_>) {
     let m = p.start();
     p.bump(T![import]);
+    if p.at(IDENT) {
+        habits::import_module(p);
+        m.complete(p, IMPORT);
+        return;
+    }
     if !p.eat(STRING) {
         let message = "expected the imported file's path as a string, as in `import \"lib.nb\";`";
         if p.at(T![;]) { p.error(message) } else { p.err_and_bump(message) }
@@ -118,7 +146,7 @@ fn import(p: &mut Parser<'_>) {
 }
 
 /// A block that a construct requires: braces are mandatory in Nabla.
-fn body_block(p: &mut Parser<'_>, owner: &str) {
+pub(super) fn body_block(p: &mut Parser<'_>, owner: &str) {
     if p.at(T!['{']) {
         block(p);
     } else {
@@ -177,8 +205,10 @@ fn keyword_stmt(p: &mut Parser<'_>, keyword: SyntaxKind, kind: SyntaxKind) {
 fn return_stmt(p: &mut Parser<'_>) {
     let m = p.start();
     p.bump(T![return]);
-    if p.at_ts(EXPR_FIRST) {
+    if at_expr(p) {
         expr(p);
+    } else if p.at(T!['{']) {
+        habits::brace_literal(p, true);
     }
     p.expect(T![;]);
     m.complete(p, RETURN_STMT);
@@ -187,22 +217,28 @@ fn return_stmt(p: &mut Parser<'_>) {
 fn if_stmt(p: &mut Parser<'_>) {
     let m = p.start();
     p.bump(T![if]);
-    condition(p);
+    condition(p, "if");
     body_block(p, "an `if`");
     loop {
+        habits::else_branch_word(p);
         if p.at(T![elif]) {
             let branch = p.start();
             p.bump(T![elif]);
-            condition(p);
+            condition(p, "elif");
             body_block(p, "an `elif`");
             branch.complete(p, ELIF_BRANCH);
         } else if p.at(T![else]) && p.nth_at(1, T![if]) {
             // A C habit; parsed as the `elif` it means so the rest of the chain still parses.
             let branch = p.start();
+            p.mistake(
+                crate::SyntaxErrorKind::ForeignSyntax,
+                "Nabla writes `elif`, not `else if`",
+                None,
+                Some(crate::fixes::FixPlan::ElseIf),
+            );
             p.bump(T![else]);
-            p.error("Nabla writes `elif`, not `else if`");
             p.bump(T![if]);
-            condition(p);
+            condition(p, "elif");
             body_block(p, "an `elif`");
             branch.complete(p, ELIF_BRANCH);
         } else {
@@ -218,8 +254,13 @@ fn if_stmt(p: &mut Parser<'_>) {
     m.complete(p, IF_STMT);
 }
 
-fn condition(p: &mut Parser<'_>) {
+fn condition(p: &mut Parser<'_>, owner: &str) {
     let m = p.start();
+    if !p.at(T!['(']) && p.at_ts(EXPR_FIRST) {
+        habits::condition_without_parens(p, owner);
+        m.complete(p, CONDITION);
+        return;
+    }
     p.expect(T!['(']);
     if p.at_ts(EXPR_FIRST) {
         expr(p);
@@ -233,6 +274,18 @@ fn condition(p: &mut Parser<'_>) {
 fn loop_stmt(p: &mut Parser<'_>) {
     let m = p.start();
     p.bump(T![loop]);
+    if p.at(T!['{']) {
+        // Rust's endless `loop { ... }`.
+        p.mistake(
+            crate::SyntaxErrorKind::ForeignSyntax,
+            "Nabla writes an endless loop as `loop (;;) { ... }`",
+            None,
+            Some(crate::fixes::FixPlan::InsertBefore("(;;) ")),
+        );
+        block(p);
+        m.complete(p, LOOP_STMT);
+        return;
+    }
     p.expect(T!['(']);
     if p.at_ts(DECL_FIRST) {
         let init = p.start();
@@ -261,11 +314,19 @@ fn loop_stmt(p: &mut Parser<'_>) {
 }
 
 /// `var Tensor w[3][1] = randn([3, 1]), v;` In a loop header the `;` belongs to the loop.
-fn var_decl(p: &mut Parser<'_>, with_semicolon: bool) {
+pub(super) fn var_decl(p: &mut Parser<'_>, with_semicolon: bool) {
     let m = p.start();
     qualifier(p);
-    if p.at_ts(TYPE_FIRST) {
-        ty(p);
+    if p.at_ts(TYPE_FIRST) || p.at(IDENT) && p.nth_at(1, IDENT) {
+        type_or_word(p);
+    } else if p.at(IDENT) && matches!(p.nth(1), T![=] | T![;] | T![,]) {
+        // JavaScript's `var x = 1;`.
+        p.mistake(
+            crate::SyntaxErrorKind::ForeignSyntax,
+            "a Nabla declaration needs its type after the qualifier, as in `var float x = 1.0;`",
+            Some("`var` marks a value that gradients are computed for".to_owned()),
+            None,
+        );
     } else {
         p.error("expected a type after the qualifier, such as `float` or `Tensor`");
     }
@@ -282,20 +343,36 @@ fn var_decl(p: &mut Parser<'_>, with_semicolon: bool) {
 fn declarator(p: &mut Parser<'_>) {
     let m = p.start();
     name(p, "expected a variable name");
+    declarator_rest(p);
+    m.complete(p, DECLARATOR);
+}
+
+/// A declarator after its name: dimensions and initializer.
+pub(super) fn declarator_rest(p: &mut Parser<'_>) {
     dims(p);
     if p.eat(T![=]) {
         let init = p.start();
-        if p.at_ts(EXPR_FIRST) {
+        if at_expr(p) {
             expr(p);
+        } else if p.at(T!['{']) {
+            habits::brace_literal(p, true);
         } else {
             p.err_recover("expected an initializer", STMT_RECOVERY);
         }
         init.complete(p, INITIALIZER);
     }
-    m.complete(p, DECLARATOR);
 }
 
-fn qualifier(p: &mut Parser<'_>) {
+/// A type, or an identifier where a type belongs (`flaot`, `double`, `Foo`): reported, and read
+/// as the type it stands for.
+fn type_or_word(p: &mut Parser<'_>) {
+    if p.at(IDENT) {
+        habits::type_word(p);
+    }
+    ty(p);
+}
+
+pub(super) fn qualifier(p: &mut Parser<'_>) {
     if p.at(T![var]) || p.at(T![cns]) {
         let m = p.start();
         p.bump_any();
@@ -334,7 +411,7 @@ fn dims(p: &mut Parser<'_>) {
     }
 }
 
-fn name(p: &mut Parser<'_>, message: &str) {
+pub(super) fn name(p: &mut Parser<'_>, message: &str) {
     if p.at(IDENT) {
         let m = p.start();
         p.bump(IDENT);
