@@ -20,6 +20,15 @@ pub fn run(code: &str) -> ExitCode {
     match section(code) {
         Some(text) => {
             println!("{text}");
+            if let Some(code) = hir::Code::from_code(code.trim())
+                && code.severity() == hir::Severity::Warning
+            {
+                println!(
+                    "\nTo keep the code as it is, write `// allow({code})` on its line or the line above \
+                     (at the top of the file: for the whole file); see \"Silencing a warning\" in \
+                     docs/errors.md."
+                );
+            }
             ExitCode::SUCCESS
         }
         None => {

@@ -67,6 +67,13 @@ enum Command {
     Test {
         /// Files or directories; the current directory by default.
         paths: Vec<std::path::PathBuf>,
+        /// The largest tensor a test may create, in bytes or with a unit (`512M`, `2G`); the
+        /// machine's memory by default.
+        #[arg(long, value_parser = run::parse_size)]
+        max_memory: Option<usize>,
+        /// The deepest nesting of function calls before a test stops with an error.
+        #[arg(long, default_value_t = exec::interp::Limits::DEFAULT_CALL_DEPTH)]
+        max_recursion: usize,
         /// Run only the tests whose name contains this text; the others are counted as skipped.
         #[arg(long)]
         filter: Option<String>,
@@ -85,7 +92,12 @@ enum Command {
     },
     /// Runs tests for `nabla test` (internal).
     #[command(name = "__test-worker", hide = true)]
-    TestWorker,
+    TestWorker {
+        #[arg(long)]
+        max_memory: Option<usize>,
+        #[arg(long, default_value_t = exec::interp::Limits::DEFAULT_CALL_DEPTH)]
+        max_recursion: usize,
+    },
     /// Explain a diagnostic code, such as `E0204`.
     Explain {
         /// The code.
@@ -103,6 +115,9 @@ fn main() -> ExitCode {
     // its first threaded call starts them again.
     tensor::stop_idle_blas_threads();
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Test { .. } | Command::TestWorker { .. }) {
+        exit_quietly_on_closed_output();
+    }
     match cli.command {
         Command::Parse { file } => parse(&file),
         Command::Check { paths, format } => check::run(&paths, format),
@@ -110,12 +125,39 @@ fn main() -> ExitCode {
         Command::Run { file, max_memory, max_recursion, timings_json } => {
             run::run(&file, &run::Options { max_memory, max_recursion, timings_json })
         }
-        Command::Test { paths, filter, timeout, format, nocapture, jobs } => {
-            test::run(&paths, &test::Options { filter, timeout, format, nocapture, jobs })
+        Command::Test {
+            paths,
+            max_memory,
+            max_recursion,
+            filter,
+            timeout,
+            format,
+            nocapture,
+            jobs,
+        } => {
+            let limits = test::RunLimits { max_memory, max_recursion };
+            test::run(&paths, &test::Options { filter, timeout, format, nocapture, jobs, limits })
         }
-        Command::TestWorker => test::worker(),
+        Command::TestWorker { max_memory, max_recursion } => {
+            test::worker(test::RunLimits { max_memory, max_recursion })
+        }
         Command::Explain { code } => explain::run(&code),
         Command::Lsp => lsp::run_stdio(),
+    }
+}
+
+/// Lets a closed standard output end the process quietly, as a command whose output goes to
+/// `head` should: Rust ignores `SIGPIPE`, so that writing to a closed pipe fails, and `println!`
+/// panics on that failure ("failed printing to stdout: Broken pipe"). Restoring the default
+/// makes the write end the process silently, as it does for C tools. `nabla test` keeps ignoring
+/// the signal: it writes to its workers' pipes and handles a worker that has gone away, and its
+/// workers answer on a pipe whose closing they handle.
+fn exit_quietly_on_closed_output() {
+    #[cfg(unix)]
+    // SAFETY: `signal` with `SIG_DFL` restores the default disposition of one signal; it takes no
+    // pointer, and no handler of this program is replaced (none is installed for `SIGPIPE`).
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

@@ -238,6 +238,28 @@ pub fn check_errors(db: &Database) -> Option<String> {
     Some(text)
 }
 
+/// The warnings of every file in the database, rendered for standard error with a summary line,
+/// or `None` when there is none: what `nabla run` and `nabla test` show before running.
+pub fn warnings(db: &Database) -> Option<String> {
+    let diagnostics: Vec<Diagnostic> = db
+        .files()
+        .into_iter()
+        .flat_map(|file| hir::file_diagnostics(db, file).to_vec())
+        .filter(|d| d.severity == Severity::Warning)
+        .collect();
+    if diagnostics.is_empty() {
+        return None;
+    }
+    let colour = stderr_colour();
+    let mut text = String::new();
+    for diagnostic in &diagnostics {
+        text.push_str(&human(db, diagnostic, colour));
+        text.push('\n');
+    }
+    text.push_str(&summary(0, diagnostics.len(), colour));
+    Some(text)
+}
+
 pub fn summary(errors: usize, warnings: usize, colour: bool) -> String {
     let style = Style { colour };
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });

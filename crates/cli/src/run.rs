@@ -64,6 +64,9 @@ fn run_on_this_thread(path: &Path, options: &Options) -> u8 {
         eprint!("{text}");
         return CHECK_ERROR;
     }
+    if let Some(text) = render::warnings(&db) {
+        eprint!("{text}");
+    }
     let check_seconds = check_start.elapsed().as_secs_f64();
     let limits = Limits { max_call_depth: options.max_recursion, ..Limits::default() };
     let stdout = std::io::stdout();

@@ -1,10 +1,11 @@
 //! `nabla test [PATH ...]`: runs the `test` blocks of files and directories (every `.nb` file,
 //! recursively) in worker processes, and reports them like `cargo test`.
 //!
-//! The coordinator (this process) checks every file first; if any has errors, their diagnostics
-//! go to standard error and nothing runs (exit status 2). It then lists the tests (file order,
-//! then source order), applies `--filter`, and starts one worker per core: the same binary with
-//! the hidden subcommand `__test-worker`. Workers speak JSON lines on standard input and output:
+//! The coordinator (this process) checks every file first; the diagnostics of those with errors
+//! (their own or an imported file's) go to standard error, with the warnings of the others, and
+//! such a file counts as failed while the tests of the others still run. It then lists the tests
+//! (file order, then source order), applies `--filter`, and starts one worker per core: the same
+//! binary with the hidden subcommand `__test-worker`, given the run limits. Workers speak JSON lines on standard input and output:
 //! the coordinator sends `{"file": PATH, "test": INDEX}` and the worker answers
 //! `{"status", "message", "location", "output", "duration"}` after running that test on a fresh
 //! machine (fresh tape, random seed 0). A worker lowers each file once. The coordinator kills a
@@ -13,7 +14,8 @@
 //! every test before them is done.
 //!
 //! Exit statuses: 0 when every test that ran passed, 1 when one failed (assertion, run-time error,
-//! timeout or crash), 2 when a file does not check or cannot be read.
+//! timeout or crash), 2 when a file does not check or cannot be read (after the other files'
+//! tests ran).
 
 use std::{
     collections::{HashMap, HashSet, VecDeque},
@@ -66,6 +68,16 @@ pub struct Options {
     pub nocapture: bool,
     /// How many workers; the number of cores by default.
     pub jobs: Option<usize>,
+    pub limits: RunLimits,
+}
+
+/// The limits of `nabla run` that `nabla test` also takes, for every test.
+#[derive(Debug, Clone, Copy)]
+pub struct RunLimits {
+    /// The largest tensor, in bytes (`None`: the machine's memory).
+    pub max_memory: Option<usize>,
+    /// The deepest nesting of function calls.
+    pub max_recursion: usize,
 }
 
 /// Parses `--timeout`: a positive number of seconds.
@@ -150,18 +162,16 @@ impl Outcome {
 }
 
 pub fn run(paths: &[PathBuf], options: &Options) -> ExitCode {
-    let tests = match discover(paths) {
-        Ok(tests) => tests,
-        Err(status) => return ExitCode::from(status),
-    };
-    let tests: Vec<TestCase> = tests
+    let discovered = discover(paths);
+    let tests: Vec<TestCase> = discovered
+        .tests
         .into_iter()
         .map(|mut test| {
             test.skipped = options.filter.as_ref().is_some_and(|f| !test.name.contains(f.as_str()));
             test
         })
         .collect();
-    let mut reporter = Reporter::new(&tests, options);
+    let mut reporter = Reporter::new(&tests, &discovered.broken, options);
     reporter.start();
     let to_run: Vec<usize> = (0..tests.len()).filter(|&i| !tests[i].skipped).collect();
     let workers = options
@@ -169,23 +179,38 @@ pub fn run(paths: &[PathBuf], options: &Options) -> ExitCode {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .clamp(1, to_run.len().max(1));
     let timeout = Duration::from_secs_f64(options.timeout);
-    let mut pool = Pool::new(&tests, &to_run, workers, timeout);
+    let mut pool = Pool::new(&tests, &to_run, workers, timeout, options.limits);
     pool.run(&mut |index, outcome| reporter.record(index, outcome));
     let failed = reporter.finish();
-    if failed { ExitCode::from(TEST_FAILED) } else { ExitCode::SUCCESS }
+    if discovered.unreadable || !discovered.broken.is_empty() {
+        ExitCode::from(CHECK_ERROR)
+    } else if failed {
+        ExitCode::from(TEST_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
-/// Collects the files, checks them and lists their tests. On errors (unreadable files, check
-/// errors) prints them and returns the exit status.
-fn discover(paths: &[PathBuf]) -> Result<Vec<TestCase>, u8> {
+/// The tests of the files that check, and the files that do not.
+struct Discovered {
+    tests: Vec<TestCase>,
+    /// Files with errors, their own or an imported file's: their tests do not run.
+    broken: Vec<PathBuf>,
+    /// Whether a path could not be read.
+    unreadable: bool,
+}
+
+/// Collects the files, checks them and lists the tests of those that check. Prints what cannot
+/// be read, the errors, and the warnings of the files that check, to standard error.
+fn discover(paths: &[PathBuf]) -> Discovered {
     let roots: Vec<PathBuf> =
         if paths.is_empty() { vec![PathBuf::from(".")] } else { paths.to_vec() };
     let mut files = Vec::new();
-    let mut failed = false;
+    let mut unreadable = false;
     for root in &roots {
         if let Err(message) = source::collect(root, &mut files) {
             eprintln!("error: {message}");
-            failed = true;
+            unreadable = true;
         }
     }
     // `nabla test` with no path walks `.`; `./a.nb` reads better as `a.nb`.
@@ -205,20 +230,22 @@ fn discover(paths: &[PathBuf]) -> Result<Vec<TestCase>, u8> {
             Ok(file) => loaded.push((path.clone(), file)),
             Err(message) => {
                 eprintln!("error: {message}");
-                failed = true;
+                unreadable = true;
             }
         }
     }
-    if let Some(mut text) = render::check_errors(&db) {
-        text.push_str("no tests were run because the files above do not check\n");
+    if let Some(text) = render::check_errors(&db) {
         eprint!("{text}");
-        return Err(CHECK_ERROR);
-    }
-    if failed {
-        return Err(CHECK_ERROR);
+    } else if let Some(text) = render::warnings(&db) {
+        eprint!("{text}");
     }
     let mut tests = Vec::new();
+    let mut broken = Vec::new();
     for (path, file) in loaded {
+        if !checks(&db, file) {
+            broken.push(path);
+            continue;
+        }
         let index = LineIndex::new(file.text(&db));
         for (i, item) in hir::db::item_tree(&db, file).tests.iter().enumerate() {
             tests.push(TestCase {
@@ -230,7 +257,24 @@ fn discover(paths: &[PathBuf]) -> Result<Vec<TestCase>, u8> {
             });
         }
     }
-    Ok(tests)
+    Discovered { tests, broken, unreadable }
+}
+
+/// Whether a file and everything it imports, transitively, are free of errors.
+fn checks(db: &Database, file: SourceFile) -> bool {
+    let mut stack = vec![file];
+    let mut seen = HashSet::new();
+    while let Some(file) = stack.pop() {
+        if !seen.insert(file) {
+            continue;
+        }
+        if hir::file_diagnostics(db, file).iter().any(|d| d.severity == hir::Severity::Error) {
+            return false;
+        }
+        let imports = hir::db::item_tree(db, file).imports.len();
+        stack.extend((0..imports as u32).filter_map(|i| hir::db::resolve_import(db, file, i)));
+    }
+    true
 }
 
 /// A message from a worker's reader thread: a line of its standard output, or `None` at its end.
@@ -264,10 +308,17 @@ struct Pool<'t> {
     events: mpsc::Receiver<Event>,
     sender: mpsc::Sender<Event>,
     remaining: usize,
+    limits: RunLimits,
 }
 
 impl<'t> Pool<'t> {
-    fn new(tests: &'t [TestCase], to_run: &[usize], workers: usize, timeout: Duration) -> Pool<'t> {
+    fn new(
+        tests: &'t [TestCase],
+        to_run: &[usize],
+        workers: usize,
+        timeout: Duration,
+        limits: RunLimits,
+    ) -> Pool<'t> {
         let mut pending: Vec<(PathBuf, VecDeque<usize>)> = Vec::new();
         for &index in to_run {
             let path = &tests[index].path;
@@ -286,6 +337,7 @@ impl<'t> Pool<'t> {
             events,
             sender,
             remaining: to_run.len(),
+            limits,
         }
     }
 
@@ -374,11 +426,12 @@ impl<'t> Pool<'t> {
             format!("cannot start a test worker: cannot find this program: {err}")
         })?;
         let mut command = Command::new(exe);
-        command
-            .arg(WORKER_COMMAND)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        command.arg(WORKER_COMMAND);
+        command.arg("--max-recursion").arg(self.limits.max_recursion.to_string());
+        if let Some(bytes) = self.limits.max_memory {
+            command.arg("--max-memory").arg(bytes.to_string());
+        }
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         // The workers already use every core; BLAS threads would only compete with them.
         if std::env::var_os("OPENBLAS_NUM_THREADS").is_none() {
             command.env("OPENBLAS_NUM_THREADS", "1");
@@ -558,6 +611,8 @@ fn parse_reply(line: &str) -> Option<Outcome> {
 /// Prints results in the stable order, a progress bar, and the summary.
 struct Reporter<'t> {
     tests: &'t [TestCase],
+    /// Files that do not check, reported as failed.
+    broken: &'t [PathBuf],
     format: Format,
     nocapture: bool,
     results: Vec<Option<Outcome>>,
@@ -573,11 +628,12 @@ struct Reporter<'t> {
 }
 
 impl<'t> Reporter<'t> {
-    fn new(tests: &'t [TestCase], options: &Options) -> Reporter<'t> {
+    fn new(tests: &'t [TestCase], broken: &'t [PathBuf], options: &Options) -> Reporter<'t> {
         let to_run = tests.iter().filter(|t| !t.skipped).count();
         let human = options.format == Format::Human;
         Reporter {
             tests,
+            broken,
             format: options.format,
             nocapture: options.nocapture,
             results: tests.iter().map(|_| None).collect(),
@@ -611,7 +667,8 @@ impl<'t> Reporter<'t> {
                 1 => String::new(),
                 n => format!(" in {n} files"),
             };
-            println!("running {} test{plural}{in_files}", self.to_run);
+            // A closed standard output stops nothing: the tests still run to their exit status.
+            let _ = writeln!(std::io::stdout(), "running {} test{plural}{in_files}", self.to_run);
         }
         self.flush();
     }
@@ -695,6 +752,16 @@ impl<'t> Reporter<'t> {
         let skipped = count(&|s| s == Status::Skipped);
         let not_run = self.results.iter().filter(|r| r.is_none()).count();
         if self.format == Format::Json {
+            let mut text = String::new();
+            for path in self.broken {
+                let object = json!({
+                    "file": path.display().to_string(),
+                    "status": "check_failed",
+                    "message": "the file does not check (its errors went to standard error), so its tests did not run",
+                });
+                text.push_str(&format!("{object}\n"));
+            }
+            let _ = std::io::stdout().lock().write_all(text.as_bytes());
             return failed > 0 || not_run > 0;
         }
         let mut text = String::new();
@@ -732,9 +799,22 @@ impl<'t> Reporter<'t> {
                 ));
             }
         }
+        if !self.broken.is_empty() {
+            text.push_str(
+                "\nfiles that do not check (their errors are above; their tests did not run):\n",
+            );
+            for path in self.broken {
+                text.push_str(&format!("    {}\n", path.display()));
+            }
+        }
         text.push_str(&format!("\ntest result: {passed} passed, {failed} failed"));
         if skipped > 0 {
             text.push_str(&format!(", {skipped} skipped"));
+        }
+        match self.broken.len() {
+            0 => {}
+            1 => text.push_str("; 1 file does not check"),
+            n => text.push_str(&format!("; {n} files do not check")),
         }
         text.push('\n');
         let mut out = std::io::stdout().lock();
@@ -754,15 +834,15 @@ fn progress_bar(done: usize, total: usize) -> String {
 }
 
 /// `nabla __test-worker`: answers requests on standard input until it closes.
-pub fn worker() -> ExitCode {
-    crate::run::prepare_process(None);
-    match on_interpreter_stack(worker_loop) {
+pub fn worker(limits: RunLimits) -> ExitCode {
+    crate::run::prepare_process(limits.max_memory);
+    match on_interpreter_stack(|| worker_loop(limits)) {
         Some(()) => ExitCode::SUCCESS,
         None => ExitCode::from(101),
     }
 }
 
-fn worker_loop() {
+fn worker_loop(limits: RunLimits) {
     let mut db = Database::default();
     let mut programs: HashMap<PathBuf, Result<Program, String>> = HashMap::new();
     let stdin = std::io::stdin();
@@ -776,7 +856,7 @@ fn worker_loop() {
                 Some((PathBuf::from(file), test))
             });
         let reply = match request {
-            Some((path, test)) => run_one(&mut db, &mut programs, &path, test),
+            Some((path, test)) => run_one(&mut db, &mut programs, &path, test, limits),
             None => {
                 json!({ "status": "crashed", "message": "the worker received a malformed request\n" })
             }
@@ -793,6 +873,7 @@ fn run_one(
     programs: &mut HashMap<PathBuf, Result<Program, String>>,
     path: &Path,
     index: usize,
+    limits: RunLimits,
 ) -> Value {
     let start = Instant::now();
     if !programs.contains_key(path) {
@@ -817,7 +898,8 @@ fn run_one(
         std::process::abort();
     }
     let mut output: Vec<u8> = Vec::new();
-    let result = Machine::new(program, &mut output, Limits::default()).and_then(|mut machine| {
+    let limits = Limits { max_call_depth: limits.max_recursion, ..Limits::default() };
+    let result = Machine::new(program, &mut output, limits).and_then(|mut machine| {
         machine.run_constants()?;
         machine.run_test(unit)
     });

@@ -38,8 +38,10 @@ fn clean_directory_prints_an_empty_json_array_and_exits_0() {
 
 #[test]
 fn errors_are_printed_rustc_style_and_exit_1() {
-    let dir =
-        scratch("errors", &[("m.nb", "Tensor a[2][3];\nTensor b[4][2];\nTensor c = a @ b;\n")]);
+    let dir = scratch(
+        "errors",
+        &[("m.nb", "Tensor a[2][3];\nTensor b[4][2];\nTensor c = a @ b;\nprint(c);\n")],
+    );
     let path = dir.join("m.nb");
     let (stdout, _, status) = nabla(&["check", path.to_str().unwrap_or(".")]);
     assert_eq!(status, 1);

@@ -436,7 +436,7 @@ fn formatting_hints_tokens_symbols_folds_and_lenses() {
 #[test]
 fn positions_are_utf16() {
     // `𝕏` is one character, four bytes in UTF-8 and two code units in UTF-16.
-    let text = "float y = 1.0; /* 𝕏é */ float z = y + nope;\n";
+    let text = "float y = 1.0; /* 𝕏é */ float z = y + nope;\nprint(z);\n";
     let dir = workspace("utf16", &[]);
     let main = uri(&dir.join("main.nb"));
     let mut server = Server::start(&dir);

@@ -215,7 +215,7 @@ table! {
     Print "print" 0..inf Print false "print(a, b, ...)" "Prints the values separated by one space, then a newline.";
     Write "write" 0..inf Print false "write(a, b, ...)" "Prints the values like `print`, separated by one space, without a newline at the end, then flushes standard output: `write(\"\\repoch\", n)` rewrites the current line.";
     Load "load" 1..1 Load false "load(\"x.npy\")" "Reads a NumPy .npy file (float64) relative to the source file.";
-    Save "save" 2..2 Save false "save(t, \"x.npy\")" "Writes a tensor as a NumPy .npy file relative to the source file.";
+    Save "save" 2..2 Save false "save(t, \"x.npy\")" "Writes a tensor as a NumPy .npy file relative to the source file; a float or int as a rank-0 array.";
     LoadCsv "load_csv" 1..1 Load false "load_csv(\"x.csv\")" "Reads a CSV file of numbers as a matrix, relative to the source file.";
     Backward "backward" 1..1 Backward false "backward(y)" "Computes the gradients of the sum of y with respect to everything recorded, then releases the graph.";
     Grad "grad" 1..2 GradOfVariable false "grad(x) | grad(f)(args) | grad(f, k)(args)" "The gradient the last backward computed for variable x; of a function, its gradient with respect to parameter k (default 0).";

@@ -111,12 +111,31 @@ codes! {
     EinsumSpec = "E0504", Error, "malformed einsum specification";
     IndexStmtForm = "E0505", Error, "index statement of an unsupported form";
     ExactEqualityBranch = "W0001", Warning, "exact equality on a differentiable value guards a branch";
+    AmbiguousIntArgument = "W0002", Warning, "`int` literal where a built-in takes an axis or a value";
+    IntegerDivisionToFloat = "W0003", Warning, "integer division in `float` arithmetic";
+    GradOfUntracked = "W0004", Warning, "gradient of a value no `var` reaches";
+    ShadowsBuiltin = "W0005", Warning, "function shadows a built-in";
+    UnusedVariable = "W0006", Warning, "unused variable";
+    UnusedParameter = "W0007", Warning, "unused parameter";
+    UnreadBackward = "W0008", Warning, "`backward` whose gradients are never read";
+    UnreachableCode = "W0009", Warning, "unreachable code";
 }
 
 impl fmt::Display for Code {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// A type or kind of thing with its indefinite article, as English wants it: "an int",
+/// "a float", "a Tensor[2]".
+pub fn a(thing: &impl fmt::Display) -> String {
+    let text = thing.to_string();
+    let article = match text.chars().next() {
+        Some('a' | 'e' | 'i' | 'o' | 'u' | 'A' | 'E' | 'I' | 'O' | 'U') => "an",
+        _ => "a",
+    };
+    format!("{article} {text}")
 }
 
 /// A diagnostic as queries produce it: spans relative to definitions.

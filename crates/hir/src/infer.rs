@@ -23,7 +23,7 @@ use crate::{
     },
     builtins::Builtin,
     db::Db,
-    diagnostics::{Code, HirDiagnostic},
+    diagnostics::{Code, HirDiagnostic, a},
     scope::{FileScope, ScopeItem, file_scope},
     ty::{Dim, Ty},
 };
@@ -389,7 +389,7 @@ impl<'a> InferCtx<'a> {
                 let diagnostic = self.report(
                     Code::TensorCondition,
                     span,
-                    format!("a condition must be a single truth value, but this is a {ty}"),
+                    format!("a condition must be a single truth value, but this is {}", a(&ty)),
                 );
                 diagnostic.help("reduce the tensor with `all(...)` (every element) or `any(...)` (some element)");
                 for wrapper in ["all", "any"] {
@@ -609,6 +609,8 @@ pub fn const_int(db: &dyn Db, body: &Body, infer: &InferenceResult, expr: ExprId
                     ArithOp::Sub => a.checked_sub(b),
                     ArithOp::Mul => a.checked_mul(b),
                     ArithOp::Div => a.checked_div(b),
+                    // C's remainder: `i64::MIN % -1` is 0, as at run time.
+                    ArithOp::Rem if b == -1 => Some(0),
                     ArithOp::Rem => a.checked_rem(b),
                     _ => None,
                 }

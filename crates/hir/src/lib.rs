@@ -44,6 +44,7 @@ pub mod db;
 pub mod diagnostics;
 pub mod infer;
 pub mod item_tree;
+pub mod lints;
 mod literal;
 pub mod reparse;
 pub mod scope;
@@ -164,35 +165,6 @@ pub fn differentiated_functions(db: &dyn Db, file: SourceFile) -> Arc<FxHashSet<
     Arc::new(set)
 }
 
-/// Warnings of one definition that need whole-file knowledge.
-#[salsa::tracked(returns(ref))]
-pub fn def_warnings(db: &dyn Db, def: DefId) -> Vec<diagnostics::HirDiagnostic> {
-    if def.kind(db) != DefKind::Function
-        || !differentiated_functions(db, def.file(db)).contains(&def)
-    {
-        return Vec::new();
-    }
-    let result = infer::infer(db, def);
-    let body = body(db, def);
-    let name = def_name(db, def);
-    result
-        .exact_equality_guards
-        .iter()
-        .map(|&cond| {
-            let span = HirSpan { def, span: body.source_map.expr(cond) };
-            let mut diagnostic = diagnostics::HirDiagnostic::new(
-                Code::ExactEqualityBranch,
-                span,
-                format!("`{name}` is differentiated, and this branch tests a differentiable value for exact equality"),
-            );
-            diagnostic.help(
-                "the derivative follows the branch taken, so it can differ from the derivative of the function you mean at that point; compare with a tolerance if that matters",
-            );
-            diagnostic
-        })
-        .collect()
-}
-
 /// Every diagnostic of a file, sorted by position: syntax errors, item problems, and the
 /// problems of each definition.
 #[salsa::tracked(returns(ref))]
@@ -205,14 +177,19 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         out.push(syntax_diagnostic(file, error));
     }
     out.extend(scope::item_diagnostics(db, file).iter().cloned());
+    let lint = lints::lint_file(db, file);
     for def in all_defs(db, file) {
         let lowered = body::body_query(db, def);
+        let warnings = match lint {
+            true => lints::def_lints(db, def).as_slice(),
+            false => &[],
+        };
         let semantic = lowered
             .body
             .diagnostics
             .iter()
             .chain(infer::infer(db, def).diagnostics.iter())
-            .chain(def_warnings(db, def).iter());
+            .chain(warnings.iter());
         for diagnostic in semantic {
             let diagnostic = diagnostic.to_file_diagnostic(db);
             // A construct with a syntax error inside it was reported once already.
@@ -224,6 +201,16 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
             }
             out.push(diagnostic);
         }
+    }
+    if out.iter().any(|d| d.severity == Severity::Warning) {
+        let text = file.text(db);
+        let index = syntax::LineIndex::new(text);
+        let allowed = lints::Allowed::of(&parse.syntax_node(), &index);
+        out.retain(|d| {
+            d.severity != Severity::Warning
+                || d.file != file
+                || !allowed.allows(d.code, d.range.start(), &index)
+        });
     }
     out.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
     out.dedup();

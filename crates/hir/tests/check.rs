@@ -302,7 +302,7 @@ fn long_operator_chains_do_not_overflow_the_stack() {
         for _ in 0..9_000 {
             text.push_str(" + 1.0");
         }
-        text.push_str(";\nprint(x);\nint y = x;\n");
+        text.push_str(";\nprint(x);\nint y = x;\nprint(y);\n");
         let (db, main) = load(&text);
         let codes: Vec<_> = hir::file_diagnostics(&db, main).iter().map(|d| d.code).collect();
         assert_eq!(codes, [hir::Code::TypeMismatch]);

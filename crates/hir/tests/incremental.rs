@@ -53,6 +53,7 @@ fn editing_one_function_reinfers_only_that_function() {
             "differentiated_functions(main.nb)",
             "signature_query(second)",
             "def_source(test \"third\")",
+            "def_lints(second)",
         ]
     "#]]
     .assert_debug_eq(&executed);

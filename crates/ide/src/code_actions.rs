@@ -111,7 +111,32 @@ mod tests {
     }
 
     #[test]
+    fn fix_or_silence_a_warning() {
+        check(
+            "Tensor v[3] = [-1.0, 2.0, 3.0];\nif (true) {\n    print(max(v, $00));\n}\n",
+            expect![[r#"
+                compare element-wise with `0.0`
+                Tensor v[3] = [-1.0, 2.0, 3.0];
+                if (true) {
+                    print(max(v, 0.0));
+                }
+                reduce along axis 0: `/*axis=*/ 0`
+                Tensor v[3] = [-1.0, 2.0, 3.0];
+                if (true) {
+                    print(max(v, /*axis=*/ 0));
+                }
+                allow W0002 here
+                Tensor v[3] = [-1.0, 2.0, 3.0];
+                if (true) {
+                    // allow(W0002)
+                    print(max(v, 0));
+                }
+            "#]],
+        );
+    }
+
+    #[test]
     fn none_away_from_diagnostics() {
-        check("int a$0 = 1;\n", expect![[r#""#]]);
+        check("int a$0 = 1;\nprint(a);\n", expect![[r#""#]]);
     }
 }

@@ -32,14 +32,17 @@ pub struct RelatedInfo {
 }
 
 pub(crate) fn diagnostics(db: &hir::Database, file: FileId) -> Vec<Diagnostic> {
+    let text = file.0.text(db);
     hir::file_diagnostics(db, file.0)
         .iter()
         .filter(|d| d.file == file.0)
-        .map(|d| convert(d, file))
+        .map(|d| convert(d, file, text))
         .collect()
 }
 
-fn convert(d: &hir::Diagnostic, file: FileId) -> Diagnostic {
+/// A diagnostic with its fix-its as assists; a warning also gets the assist that silences it
+/// with `// allow(CODE)` on the line above (`docs/errors.md`, "Silencing a warning").
+fn convert(d: &hir::Diagnostic, file: FileId, text: &str) -> Diagnostic {
     let severity = match d.severity {
         hir::Severity::Error => Severity::Error,
         hir::Severity::Warning => Severity::Warning,
@@ -68,8 +71,24 @@ fn convert(d: &hir::Diagnostic, file: FileId) -> Diagnostic {
                     (FileId(edit.file), TextEdit { range: edit.range, insert: edit.insert.clone() })
                 })),
             })
+            .chain(silence(d, file, text))
             .collect(),
     }
+}
+
+fn silence(d: &hir::Diagnostic, file: FileId, text: &str) -> Option<Assist> {
+    if d.severity != hir::Severity::Warning {
+        return None;
+    }
+    let (at, insert) = hir::lints::allow_comment_edit(text, d.range.start(), d.code);
+    Some(Assist {
+        label: format!("allow {} here", d.code),
+        target: FileRange { file, range: d.range },
+        change: SourceChange::from_edits([(
+            file,
+            TextEdit { range: TextRange::empty(at), insert },
+        )]),
+    })
 }
 
 #[cfg(test)]
@@ -109,6 +128,7 @@ float y = sum(w) + undefined_name;
 
                 var Tensor w[2][3] = zeros([2, 3]);
                 float y = sum(w) + undefined_name;
+                      ^ W0006 Warning: the variable `y` is never read (help: remove it, or name it `_y` if it is meant to be unused) [fix: allow W0006 here]
                                    ^^^^^^^^^^^^^^ E0100 Error: cannot find `undefined_name` in this scope
             "#]],
         );

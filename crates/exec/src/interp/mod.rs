@@ -311,6 +311,13 @@ fn not_an_integer(value: &Value) -> RuntimeError {
     RuntimeError::internal(format!("an integer operation found {}", value.type_name()))
 }
 
+/// The remainder of `a / b` with the sign of `a`, as C computes it; `None` only for `b == 0`.
+/// `i64::MIN % -1` is 0, which fits, although the quotient does not.
+#[inline(always)]
+pub(crate) fn int_rem(a: i64, b: i64) -> Option<i64> {
+    if b == -1 { Some(0) } else { a.checked_rem(b) }
+}
+
 /// C's integer arithmetic on 64 bits; `None` on overflow, division by zero or a bad shift.
 #[inline(always)]
 fn checked_int(op: IntOp, a: i64, b: i64) -> Option<i64> {
@@ -319,7 +326,7 @@ fn checked_int(op: IntOp, a: i64, b: i64) -> Option<i64> {
         IntOp::Sub => a.checked_sub(b),
         IntOp::Mul => a.checked_mul(b),
         IntOp::Div => a.checked_div(b),
-        IntOp::Rem => a.checked_rem(b),
+        IntOp::Rem => int_rem(a, b),
         IntOp::Shl => {
             let amount = u32::try_from(b).ok().filter(|&s| s < 64)?;
             let shifted = a << amount;
@@ -361,7 +368,7 @@ pub(crate) fn int_arith(op: IntOp, a: i64, b: i64) -> Result<i64, RuntimeError> 
             if b == 0 {
                 return Err(RuntimeError::new(format!("integer division by zero: {a} % 0")));
             }
-            a.checked_rem(b).ok_or_else(|| overflow("%"))
+            int_rem(a, b).ok_or_else(|| overflow("%"))
         }
         IntOp::Shl | IntOp::Shr => {
             let Ok(amount) =

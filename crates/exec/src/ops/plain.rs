@@ -87,7 +87,7 @@ fn int_binary(op: BinaryOp, x: i64, y: i64) -> Result<Value, AdError> {
         BinaryOp::Mul => Value::Int(x.checked_mul(y).ok_or(overflow("*"))?),
         BinaryOp::Div | BinaryOp::Rem if y == 0 => return Err(AdErrorKind::DivisionByZero.into()),
         BinaryOp::Div => Value::Int(x.checked_div(y).ok_or(overflow("/"))?),
-        BinaryOp::Rem => Value::Int(x.checked_rem(y).ok_or(overflow("%"))?),
+        BinaryOp::Rem => Value::Int(crate::interp::int_rem(x, y).ok_or(overflow("%"))?),
         // Integers beyond 2^53 round, as C's conversion does.
         BinaryOp::Pow => Value::Float((x as f64).powf(y as f64)),
         BinaryOp::Max => Value::Int(x.max(y)),

@@ -4,7 +4,7 @@ use super::{InferCtx, Resolution};
 use crate::{
     body::{Expr, ExprId, HirSpan, Literal, RelSpan},
     builtins::{Builtin, Rule},
-    diagnostics::Code,
+    diagnostics::{Code, a},
     ty::{Dim, Shape, Ty, broadcast},
 };
 
@@ -290,7 +290,10 @@ impl InferCtx<'_> {
                 Ty::unranked()
             }
             Rule::Save => {
-                self.tensor_arg(args[0], name, 0, &arg_tys[0]);
+                // A number converts to a tensor where one is expected: it is saved as rank 0.
+                if !matches!(arg_tys[0], Ty::Float | Ty::Int) {
+                    self.tensor_arg(args[0], name, 0, &arg_tys[0]);
+                }
                 self.string_arg(args[1], &arg_tys[1], name, 1);
                 Ty::Void
             }
@@ -340,7 +343,10 @@ impl InferCtx<'_> {
                     self.report(
                         Code::GradOfNonVariable,
                         span,
-                        format!("`grad` of a {ty}: only float and tensor values have gradients"),
+                        format!(
+                            "`grad` of {}: only float and tensor values have gradients",
+                            a(&ty)
+                        ),
                     );
                     return Ty::Error;
                 }

@@ -11,7 +11,7 @@ use crate::{
         RelSpan, TypeRef, UnaryOp, body_query,
     },
     db::def_source,
-    diagnostics::Code,
+    diagnostics::{Code, HirFix, a},
     ty::{Dim, MatmulError, Shape, Ty, broadcast, matmul, shapes_compatible},
 };
 
@@ -288,7 +288,7 @@ impl InferCtx<'_> {
                     self.report(
                         Code::RankMismatch,
                         span,
-                        format!("too many indices: {base_text} is already a {other}, so it cannot be indexed again"),
+                        format!("too many indices: {base_text} is already {}, so it cannot be indexed again", a(&other)),
                     )
                     .help(format!("index {root} once per axis"));
                     return Ty::Error;
@@ -734,9 +734,9 @@ impl InferCtx<'_> {
                             self.report(
                                 Code::AssignToConstant,
                                 span,
-                                format!("cannot write to `{name}`: it is a {what}"),
+                                format!("cannot write to `{name}`: it is {}", a(&what)),
                             )
-                            .label(decl, format!("`{name}` is declared here as a {what}"))
+                            .label(decl, format!("`{name}` is declared here as {}", a(&what)))
                             .help(if kind == LocalKind::ShapeVar {
                                 "a shape variable is bound by a shape and read-only".to_owned()
                             } else {
@@ -760,6 +760,27 @@ impl InferCtx<'_> {
                 );
                 false
             }
+        }
+    }
+
+    /// The edits that cast `value` to `ty`: `(float)x`, or `(float)(a + b)` for an operand that
+    /// a cast would not cover whole.
+    fn cast_edits(&self, value: ExprId, ty: &Ty) -> Vec<(HirSpan, String)> {
+        let span = self.expr_span(value);
+        let at = |offset| HirSpan {
+            span: RelSpan { range: TextRange::empty(offset), ..span.span },
+            ..span
+        };
+        let whole = !matches!(
+            self.body.exprs[value],
+            Expr::Binary { .. } | Expr::Ternary { .. } | Expr::Assign { .. } | Expr::Cast { .. }
+        );
+        match whole {
+            true => vec![(at(span.span.range.start()), format!("({ty})"))],
+            false => vec![
+                (at(span.span.range.start()), format!("({ty})(")),
+                (at(span.span.range.end()), ")".to_owned()),
+            ],
         }
     }
 
@@ -804,12 +825,13 @@ impl InferCtx<'_> {
                         )
                     }
                     Target::Assign { name: Some((name, decl)), element: false } => (
-                        format!("cannot assign a {actual} to `{name}`, declared {expected}"),
+                        format!("cannot assign {} to `{name}`, declared {expected}", a(&actual)),
                         Some((*decl, format!("`{name}` is declared {expected} here"))),
                     ),
-                    Target::Assign { .. } => {
-                        (format!("cannot assign a {actual} to an element of type {expected}"), None)
-                    }
+                    Target::Assign { .. } => (
+                        format!("cannot assign {} to an element of type {expected}", a(&actual)),
+                        None,
+                    ),
                     Target::Return(name) => {
                         (format!("`{name}` returns {expected}, but this value is {actual}"), None)
                     }
@@ -837,10 +859,10 @@ impl InferCtx<'_> {
                         format!("`{name}` is declared {expected}, but its initializer is {actual}")
                     }
                     Target::Assign { name: Some((name, _)), element: false } => {
-                        format!("cannot assign a {actual} to `{name}`, declared {expected}")
+                        format!("cannot assign {} to `{name}`, declared {expected}", a(&actual))
                     }
                     Target::Assign { .. } => {
-                        format!("cannot assign a {actual} to an element of type {expected}")
+                        format!("cannot assign {} to an element of type {expected}", a(&actual))
                     }
                     Target::Return(name) => {
                         format!("`{name}` returns {expected}, but this value is {actual}")
@@ -858,14 +880,19 @@ impl InferCtx<'_> {
                     Target::Argument { param, .. } => *param,
                     _ => None,
                 };
+                let cast_edits = self.cast_edits(value, expected);
                 let diagnostic = self.report(Code::TypeMismatch, span, message);
                 if cast {
                     diagnostic.help(format!("convert it explicitly: `({expected})...`"));
-                    diagnostic.fix_insert(
-                        &format!("cast to {expected}"),
-                        span,
-                        &format!("({expected})"),
-                    );
+                    diagnostic
+                        .fixes
+                        .push(HirFix { label: format!("cast to {expected}"), edits: cast_edits });
+                } else if matches!(expected, Ty::Float | Ty::Int) && actual.rank() == Some(0) {
+                    // A rank-0 tensor has no element to index: it converts with a cast.
+                    diagnostic.help(format!("convert the rank-0 tensor with `({expected})...`"));
+                    diagnostic
+                        .fixes
+                        .push(HirFix { label: format!("cast to {expected}"), edits: cast_edits });
                 } else if matches!(expected, Ty::Float | Ty::Int) && actual.is_tensor() {
                     diagnostic.help(
                         "reduce the tensor, as with `sum(...)`, or take one element with `[i]`",
