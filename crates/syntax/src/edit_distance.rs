@@ -10,11 +10,12 @@
 /// substitutions and transpositions of adjacent characters, each costing one. Gives up (returns
 /// `None`) as soon as the distance must exceed `limit`.
 pub fn distance(a: &str, b: &str, limit: usize) -> Option<usize> {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    if a.len().abs_diff(b.len()) > limit {
+    // The lengths alone rule out most candidates, before anything is allocated.
+    if a.chars().count().abs_diff(b.chars().count()) > limit {
         return None;
     }
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
     // Three rows of the dynamic-programming table: two back, one back, current.
     let width = b.len() + 1;
     let mut before: Vec<usize> = vec![0; width];

@@ -46,7 +46,9 @@ pub fn lex(text: &str) -> Lexed {
             let kind = SyntaxErrorKind::Syntax;
             lexer.lexed.errors.push(LexError { token, kind, message, help: None });
         }
-        if let Some((message, help)) = lexer.foreign.take() {
+        if lexer.foreign.is_some()
+            && let Some((message, help)) = lexer.foreign.take()
+        {
             let kind = SyntaxErrorKind::ForeignSyntax;
             lexer.lexed.errors.push(LexError { token, kind, message, help: Some(help) });
         }

@@ -76,8 +76,9 @@ pub(crate) struct Input<'t> {
 }
 
 impl<'t> Input<'t> {
-    pub(crate) fn new(text: &'t str) -> Input<'t> {
-        Input { text, kinds: Vec::new(), ranges: Vec::new() }
+    /// An empty input for at most `tokens` tokens.
+    pub(crate) fn with_capacity(text: &'t str, tokens: usize) -> Input<'t> {
+        Input { text, kinds: Vec::with_capacity(tokens), ranges: Vec::with_capacity(tokens) }
     }
 
     pub(crate) fn push(&mut self, kind: SyntaxKind, start: usize, end: usize) {

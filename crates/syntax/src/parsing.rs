@@ -23,7 +23,7 @@ use crate::{
 
 pub(crate) fn parse_text(text: &str) -> (GreenNode, Vec<SyntaxError>) {
     let lexed = lex(text);
-    let mut input = Input::new(text);
+    let mut input = Input::with_capacity(text, lexed.tokens.len());
     let mut offset = 0usize;
     for token in &lexed.tokens {
         let end = offset + token.len as usize;
