@@ -36,15 +36,18 @@
 //!   factor and `G` its gradient, `P = tril(L^T G)`, `S = (P + strictly_lower(P)^T) / 2`, and the
 //!   gradient is `L^-T S L^-1`, a symmetric matrix.
 
+use std::borrow::Cow;
 use std::rc::Rc;
 
 use super::adjoints::{Adjoint, Adjoints, Uniform, chain_run};
 use super::chunk;
 use super::error::{AdError, AdErrorKind};
-use super::op::{ALL_AXES, Arg, Extra, IndexRecord, Kind, Op, Rec, RecStore, Records};
+use super::op::{Arg, BinaryValues, Kind, Op};
+use super::store::{RecStore, Records};
 use super::tape::Tape;
 use crate::ops::{self, plain, scalar};
 use crate::value::Value;
+use tensor::einsum::Contraction;
 use tensor::{self, BinaryOp, Index, ReduceOp, Tensor, UnaryOp};
 
 /// Which adjoints the caller needs after the pass.
@@ -117,21 +120,23 @@ pub(crate) fn backward_pass(
                 continue;
             }
         }
-        let chain = chain.map(|dx| (Rec::Scalar1 { x: index as u32 - 1, dx }, index));
-        let Some((rec, start)) = chain.or_else(|| records.ops.rec(index)) else {
+        let chain = chain.map(|dx| (Cow::Owned(Op::Scalar1 { x: index as u32 - 1, dx }), index));
+        // The words and the other operations are borrowed apart, so that the words' chunks can
+        // be given back while the record is in use.
+        let general = &records.general;
+        let Some((op, start)) = chain.or_else(|| records.ops.get(general, index)) else {
             return Err(AdError::internal("a tape word that is not a record"));
         };
         end = start;
         if words == Words::GivenBack && start <= chunk_start && start > 0 {
             // This record was the last to read the current chunk, and it is decoded: the chunk
-            // goes back before the record's rule needs a chunk for its input's adjoint (a
-            // `Scalar2` reads its `Pair` at `start - 1`, which stays).
+            // goes back before the record's rule needs a chunk for its input's adjoint.
             records.ops.give_back_after(start - 1, t);
             (chunk, chunk_start) = (&[], 0);
         }
-        match rec {
-            Rec::Leaf { .. } | Rec::Pair { .. } => {}
-            Rec::Scalar1 { x, dx } => {
+        match *op {
+            Op::Leaf { .. } => {}
+            Op::Scalar1 { x, dx } => {
                 let g = adjoints.number(index);
                 if !g.is_nan() {
                     adjoints.add_number(t, x as usize, g * dx)?;
@@ -139,12 +144,7 @@ pub(crate) fn backward_pass(
                     accumulate_scaled(t, adjoints, x, g, dx)?;
                 }
             }
-            Rec::Scalar2 { b, db } => {
-                let pair = start.checked_sub(1).and_then(|before| records.ops.rec(before));
-                let Some((Rec::Pair { a, da }, pair_start)) = pair else {
-                    return Err(AdError::internal("a two-input record without its pair"));
-                };
-                end = pair_start;
+            Op::Scalar2 { a, da, b, db } => {
                 let g = adjoints.number(index);
                 if !g.is_nan() {
                     adjoints.add_number(t, a as usize, g * da)?;
@@ -154,9 +154,9 @@ pub(crate) fn backward_pass(
                     accumulate_scaled(t, adjoints, b, g, db)?;
                 }
             }
-            Rec::General { op } => {
+            ref op => {
                 if let Some(g) = gradient(adjoints, index, keep) {
-                    pullback(t, records, records.op(op)?, g, adjoints)?;
+                    pullback(t, op, g, adjoints)?;
                 }
             }
         }
@@ -305,54 +305,33 @@ fn kept_shape(shape: &[usize], axis: usize) -> Vec<usize> {
     kept
 }
 
-fn wrong_extra() -> AdError {
-    AdError::internal("a record names an extra of another kind")
-}
-
-/// The index list and kind of a gather or scatter record.
-fn index_record(records: &Records, slot: u32) -> Result<&IndexRecord, AdError> {
-    match records.extra(slot)? {
-        Extra::Index(record) => Ok(record),
-        _ => Err(wrong_extra()),
-    }
-}
-
 /// One rule per recorded operation: adds the operation's input adjoints given its output's.
-fn pullback(
-    t: &mut Tape,
-    records: &Records,
-    op: &Op,
-    g: Adjoint,
-    adjoints: &mut Adjoints,
-) -> Result<(), AdError> {
+fn pullback(t: &mut Tape, op: &Op, g: Adjoint, adjoints: &mut Adjoints) -> Result<(), AdError> {
     match g {
-        Adjoint::Value(g) => pullback_value(t, records, op, g, adjoints),
-        Adjoint::Uniform(g) => pullback_uniform(t, records, op, g, adjoints),
+        Adjoint::Value(g) => pullback_value(t, op, g, adjoints),
+        Adjoint::Uniform(g) => pullback_uniform(t, op, g, adjoints),
     }
 }
 
 /// The rules for an output adjoint that is a value.
-fn pullback_value(
-    t: &mut Tape,
-    records: &Records,
-    op: &Op,
-    g: Value,
-    adjoints: &mut Adjoints,
-) -> Result<(), AdError> {
+fn pullback_value(t: &mut Tape, op: &Op, g: Value, adjoints: &mut Adjoints) -> Result<(), AdError> {
     match op {
-        Op::Unary { op, x, values } => {
-            let input = records.value(*values, 0)?.clone();
-            let output = records.value(*values, 1)?.clone();
-            let contribution = unary_rule(t, *op, g, input, output)?;
+        // The backward pass applies the scalar records itself, with plain numbers where it can.
+        Op::Leaf { .. } => Ok(()),
+        Op::Scalar1 { x, dx } => accumulate_scaled(t, adjoints, *x, g.into(), *dx),
+        Op::Scalar2 { a, da, b, db } => {
+            accumulate_scaled(t, adjoints, *a, g.clone().into(), *da)?;
+            accumulate_scaled(t, adjoints, *b, g.into(), *db)
+        }
+        Op::Unary { op, x, input, output } => {
+            let contribution = unary_rule(t, *op, g, input.clone(), output.clone())?;
             accumulate(t, adjoints, *x as usize, contribution)
         }
-        Op::Binary { op, lhs, rhs, values, kinds } => {
-            let kinds = [records.kind(*kinds, 0)?, records.kind(*kinds, 1)?];
-            binary_rule(t, records, *op, [*lhs, *rhs], *values, kinds, g, adjoints)
+        Op::Binary { op, lhs, rhs, lhs_kind, rhs_kind, values } => {
+            let kinds = [lhs_kind, rhs_kind];
+            binary_rule(t, *op, [*lhs, *rhs], values.as_deref(), kinds, g, adjoints)
         }
-        Op::Select { a, b, values, kinds } => {
-            let mask = records.value(*values, 0)?;
-            let (a_kind, b_kind) = (records.kind(*kinds, 0)?, records.kind(*kinds, 1)?);
+        Op::Select { a, b, mask, a_kind, b_kind } => {
             accumulate_arg(t, adjoints, *a, |t| {
                 let routed = ops::select(t, mask, g.clone(), Value::Float(0.0))?;
                 unbroadcast(t, routed, a_kind)
@@ -362,14 +341,12 @@ fn pullback_value(
                 unbroadcast(t, routed, b_kind)
             })
         }
-        Op::Matmul { lhs, rhs, values } => {
-            let a = records.value(*values, 0)?.clone();
-            let b = records.value(*values, 1)?.clone();
+        Op::Matmul { lhs, rhs, lhs_value, rhs_value } => {
+            let (a, b) = (lhs_value.clone(), rhs_value.clone());
             matmul_rule(t, [*lhs, *rhs], a, b, g, adjoints)
         }
-        Op::Reduce { op, x, axis, values } => {
-            let input = records.value(*values, 0)?.clone();
-            let axis = (*axis != ALL_AXES).then_some(*axis as usize);
+        Op::Reduce { op, x, axis, input, output } => {
+            let axis = axis.map(|axis| axis as usize);
             // A plain number is a constant: a sum or mean over every element spreads it evenly,
             // and what it spreads is kept uniform.
             if let (Value::Float(value), None) = (&g, axis)
@@ -377,25 +354,22 @@ fn pullback_value(
             {
                 return accumulate(t, adjoints, *x as usize, spread);
             }
-            let output = records.value(*values, 1)?.clone();
-            let contribution = reduce_rule(t, *op, input, output, axis, g)?;
+            let contribution = reduce_rule(t, *op, input.clone(), output.clone(), axis, g)?;
             accumulate(t, adjoints, *x as usize, contribution)
         }
-        Op::ProdOthers { x, axis, values } => {
-            let input = records.value(*values, 0)?;
-            let axis = (*axis != ALL_AXES).then_some(*axis as usize);
+        Op::ProdOthers { x, axis, input } => {
+            let axis = axis.map(|axis| axis as usize);
             let contribution = ops::prod_pairs(t, input, g, axis)?;
             accumulate(t, adjoints, *x as usize, contribution)
         }
-        Op::ProdPairs { v, axis, values } => {
+        Op::ProdPairs { v, axis, input } => {
             // The map from `v` is symmetric, so its transpose applies the same map to `g`.
-            let input = records.value(*values, 0)?;
-            let axis = (*axis != ALL_AXES).then_some(*axis as usize);
+            let axis = axis.map(|axis| axis as usize);
             let contribution = ops::prod_pairs(t, input, g, axis)?;
             accumulate(t, adjoints, *v as usize, contribution)
         }
-        Op::Softmax { x, axis, values } => {
-            let y = records.value(*values, 0)?.clone();
+        Op::Softmax { x, axis, output } => {
+            let y = output.clone();
             let kept = kept_shape(y.shape(), *axis as usize);
             let weighted = ops::mul(t, g.clone(), y.clone())?;
             let total = ops::reduce(t, ReduceOp::Sum, weighted, Some(i64::from(*axis)))?;
@@ -404,8 +378,8 @@ fn pullback_value(
             let contribution = ops::mul(t, y, centred)?;
             accumulate(t, adjoints, *x as usize, contribution)
         }
-        Op::LogSoftmax { x, axis, values } => {
-            let y = records.value(*values, 0)?.clone();
+        Op::LogSoftmax { x, axis, output } => {
+            let y = output.clone();
             let kept = kept_shape(y.shape(), *axis as usize);
             let total = ops::reduce(t, ReduceOp::Sum, g.clone(), Some(i64::from(*axis)))?;
             let total = ops::reshape(t, total, &kept)?;
@@ -414,16 +388,15 @@ fn pullback_value(
             let contribution = ops::sub(t, g, spread)?;
             accumulate(t, adjoints, *x as usize, contribution)
         }
-        Op::Reshape { x, kinds } => {
-            let contribution = reshape_to_kind(t, g, records.kind(*kinds, 0)?)?;
+        Op::Reshape { x, kind } | Op::ToFloat { x, kind } => {
+            let contribution = reshape_to_kind(t, g, kind)?;
             accumulate(t, adjoints, *x as usize, contribution)
         }
         Op::Transpose { x } => {
             let contribution = ops::transpose(t, g)?;
             accumulate(t, adjoints, *x as usize, contribution)
         }
-        Op::Permute { x, extra } => {
-            let Extra::Axes(axes) = records.extra(*extra)? else { return Err(wrong_extra()) };
+        Op::Permute { x, axes } => {
             let mut inverse = vec![0i64; axes.len()];
             for (position, &axis) in axes.iter().enumerate() {
                 if let Some(slot) = inverse.get_mut(axis) {
@@ -442,10 +415,8 @@ fn pullback_value(
                 ops::get(t, g.clone(), &slice_along(axis, split, None))
             })
         }
-        Op::Stack { extra, kinds } => {
-            let Extra::Items(items) = records.extra(*extra)? else { return Err(wrong_extra()) };
-            for (position, &item) in items.iter().enumerate() {
-                let kind = records.kind(*kinds, position)?;
+        Op::Stack { items, kinds } => {
+            for (position, (&item, kind)) in items.iter().zip(kinds.iter()).enumerate() {
                 accumulate_arg(t, adjoints, item, |t| {
                     let part = ops::get(t, g.clone(), &[Index::At(position as i64)])?;
                     reshape_to_kind(t, part, kind)
@@ -453,8 +424,8 @@ fn pullback_value(
             }
             Ok(())
         }
-        Op::Diag { x, kinds } => {
-            let contribution = match records.kind(*kinds, 0)?.shape() {
+        Op::Diag { x, kind } => {
+            let contribution = match kind.shape() {
                 &[m, n] => {
                     let square = ops::diag(t, g)?;
                     match m.cmp(&n) {
@@ -473,79 +444,68 @@ fn pullback_value(
             };
             accumulate(t, adjoints, *x as usize, contribution)
         }
-        Op::Trace { x, kinds } => {
-            let contribution = match records.kind(*kinds, 0)?.shape() {
+        Op::Trace { x, kind } => {
+            let contribution = match kind.shape() {
                 &[m, n] => ops::mul(t, g, Value::tensor(plain::eye_rect(m, n)?))?,
                 _ => return Err(AdError::internal("trace of a non-matrix")),
             };
             accumulate(t, adjoints, *x as usize, contribution)
         }
-        Op::Get { x, extra } => {
-            let record = index_record(records, *extra)?;
-            let zeros = Value::tensor(Tensor::zeros(record.kind.shape())?);
-            let contribution = ops::add_at(t, zeros, &record.index, g)?;
+        Op::Get { x, index, kind } => {
+            let zeros = Value::tensor(Tensor::zeros(kind.shape())?);
+            let contribution = ops::add_at(t, zeros, index, g)?;
             accumulate(t, adjoints, *x as usize, contribution)
         }
-        Op::Set { target, value, extra } => {
-            let record = index_record(records, *extra)?;
+        Op::Set { target, value, index, kind } => {
             accumulate_arg(t, adjoints, *value, |t| {
-                let region = ops::get(t, g.clone(), &record.index)?;
-                unbroadcast(t, region, &record.kind)
+                let region = ops::get(t, g.clone(), index)?;
+                unbroadcast(t, region, kind)
             })?;
             accumulate_arg(t, adjoints, *target, |t| {
-                ops::set(t, g.clone(), &record.index, Value::Float(0.0))
+                ops::set(t, g.clone(), index, Value::Float(0.0))
             })
         }
-        Op::AddAt { target, value, extra } => {
-            let record = index_record(records, *extra)?;
+        Op::AddAt { target, value, index, kind } => {
             accumulate_arg(t, adjoints, *value, |t| {
-                let region = ops::get(t, g.clone(), &record.index)?;
-                unbroadcast(t, region, &record.kind)
+                let region = ops::get(t, g.clone(), index)?;
+                unbroadcast(t, region, kind)
             })?;
             accumulate_arg(t, adjoints, *target, |_| Ok(g.clone()))
         }
-        Op::BroadcastTo { x, kinds } => {
-            let contribution = unbroadcast(t, g, records.kind(*kinds, 0)?)?;
+        Op::BroadcastTo { x, kind } => {
+            let contribution = unbroadcast(t, g, kind)?;
             accumulate(t, adjoints, *x as usize, contribution)
         }
-        Op::SumToShape { x, kinds } => {
-            let contribution = ops::broadcast_to(t, g, records.kind(*kinds, 0)?.shape())?;
+        Op::SumToShape { x, kind } => {
+            let contribution = ops::broadcast_to(t, g, kind.shape())?;
             accumulate(t, adjoints, *x as usize, contribution)
         }
         Op::ToTensor { x } => {
             let contribution = ops::to_float(t, g)?;
             accumulate(t, adjoints, *x as usize, contribution)
         }
-        Op::ToFloat { x, kinds } => {
-            let contribution = reshape_to_kind(t, g, records.kind(*kinds, 0)?)?;
-            accumulate(t, adjoints, *x as usize, contribution)
-        }
-        Op::Inv { x, values } => {
+        Op::Inv { x, output } => {
             // d(A^-1) = -A^-1 dA A^-1, so the gradient is -Y^T G Y^T with Y = A^-1.
-            let y = records.value(*values, 0)?.clone();
-            let y_t = ops::transpose(t, y)?;
+            let y_t = ops::transpose(t, output.clone())?;
             let left = ops::matmul(t, y_t.clone(), g)?;
             let product = ops::matmul(t, left, y_t)?;
             let contribution = ops::neg(t, product)?;
             accumulate(t, adjoints, *x as usize, contribution)
         }
-        Op::Det { x, values } => {
-            let input = records.value(*values, 0)?.clone();
-            let output = records.value(*values, 1)?.clone();
-            let contribution = det_rule(t, input, output, g)?;
+        Op::Det { x, input, output } => {
+            let contribution = det_rule(t, input.clone(), output.clone(), g)?;
             accumulate(t, adjoints, *x as usize, contribution)
         }
-        Op::Solve { a, b, values } => {
-            let matrix = records.value(*values, 0)?.clone();
-            let solution = records.value(*values, 1)?.clone();
-            solve_rule(t, [*a, *b], matrix, solution, g, adjoints)
+        Op::Solve { a, b, matrix, solution } => {
+            solve_rule(t, [*a, *b], matrix.clone(), solution.clone(), g, adjoints)
         }
-        Op::Cholesky { x, values } => {
-            let factor = records.value(*values, 0)?.clone();
-            let contribution = cholesky_rule(t, factor, g)?;
+        Op::Cholesky { x, factor } => {
+            let contribution = cholesky_rule(t, factor.clone(), g)?;
             accumulate(t, adjoints, *x as usize, contribution)
         }
-        Op::Einsum { extra } => einsum_rule(t, records, *extra, Adjoint::Value(g), adjoints),
+        Op::Einsum { contraction, args, operands } => {
+            einsum_rule(t, contraction, args, operands, Adjoint::Value(g), adjoints)
+        }
     }
 }
 
@@ -553,32 +513,30 @@ fn pullback_value(
 /// the module documentation); every other operation gets the tensor.
 fn pullback_uniform(
     t: &mut Tape,
-    records: &Records,
     op: &Op,
     g: Uniform,
     adjoints: &mut Adjoints,
 ) -> Result<(), AdError> {
     let value = g.value;
     match op {
-        Op::Einsum { extra } => einsum_rule(t, records, *extra, Adjoint::Uniform(g), adjoints),
-        Op::Reduce { op: reduction, x, axis, values } if *axis != ALL_AXES => {
-            let shape = records.value(*values, 0)?.shape();
-            match spread(*reduction, value, shape, Some(*axis as usize)) {
+        Op::Einsum { contraction, args, operands } => {
+            einsum_rule(t, contraction, args, operands, Adjoint::Uniform(g), adjoints)
+        }
+        Op::Reduce { op: reduction, x, axis: Some(axis), input, .. } => {
+            match spread(*reduction, value, input.shape(), Some(*axis as usize)) {
                 Some(spread) => accumulate(t, adjoints, *x as usize, spread),
-                None => pullback_value(t, records, op, g.materialise()?, adjoints),
+                None => pullback_value(t, op, g.materialise()?, adjoints),
             }
         }
-        Op::Reshape { x, kinds } | Op::ToFloat { x, kinds } => {
-            let contribution = uniform_of_kind(value, records.kind(*kinds, 0)?);
-            accumulate(t, adjoints, *x as usize, contribution)
+        Op::Reshape { x, kind } | Op::ToFloat { x, kind } => {
+            accumulate(t, adjoints, *x as usize, uniform_of_kind(value, kind))
         }
         Op::ToTensor { x } => accumulate(t, adjoints, *x as usize, Value::Float(value)),
         Op::Transpose { x } => {
             let reversed: Vec<usize> = g.shape.iter().rev().copied().collect();
             accumulate(t, adjoints, *x as usize, Uniform::new(value, &reversed))
         }
-        Op::Permute { x, extra } => {
-            let Extra::Axes(axes) = records.extra(*extra)? else { return Err(wrong_extra()) };
+        Op::Permute { x, axes } => {
             // Axis `i` of the output is axis `axes[i]` of the input.
             let mut shape = vec![0; axes.len()];
             for (&axis, &extent) in axes.iter().zip(&g.shape) {
@@ -588,70 +546,70 @@ fn pullback_uniform(
             }
             accumulate(t, adjoints, *x as usize, Uniform::new(value, &shape))
         }
-        Op::BroadcastTo { x, kinds } => {
-            let contribution = unbroadcast_uniform(&g, records.kind(*kinds, 0)?)?;
+        Op::BroadcastTo { x, kind } => {
+            let contribution = unbroadcast_uniform(&g, kind)?;
             accumulate(t, adjoints, *x as usize, contribution)
         }
-        Op::SumToShape { x, kinds } => {
-            let shape = records.kind(*kinds, 0)?.shape();
-            accumulate(t, adjoints, *x as usize, Uniform::new(value, shape))
+        Op::SumToShape { x, kind } => {
+            accumulate(t, adjoints, *x as usize, Uniform::new(value, kind.shape()))
         }
         Op::Unary { op: UnaryOp::Neg, x, .. } => {
             accumulate(t, adjoints, *x as usize, g.scaled(-1.0))
         }
-        Op::Unary { op: unary, x, values } => {
-            let input = records.value(*values, 0)?.clone();
-            let output = records.value(*values, 1)?.clone();
+        Op::Unary { op: unary, x, input, output } => {
             match input.is_tensor() && input.shape() == &g.shape[..] {
                 // Every other rule multiplies or divides the gradient by a function of the saved
                 // input or output, which has the output's shape: a number scales it instead of
                 // a tensor of ones.
                 true => {
+                    let (input, output) = (input.clone(), output.clone());
                     let contribution = unary_rule(t, *unary, Value::Float(value), input, output)?;
                     accumulate(t, adjoints, *x as usize, contribution)
                 }
-                false => pullback_value(t, records, op, g.materialise()?, adjoints),
+                false => pullback_value(t, op, g.materialise()?, adjoints),
             }
         }
-        Op::Binary { op: binary, lhs, rhs, values, kinds } => {
-            let kinds = [records.kind(*kinds, 0)?, records.kind(*kinds, 1)?];
+        Op::Binary { op: binary, lhs, rhs, lhs_kind, rhs_kind, values } => {
+            let kinds = [lhs_kind, rhs_kind];
             match binary {
                 BinaryOp::Add | BinaryOp::Sub => {
                     let sign = match binary {
                         BinaryOp::Add => 1.0,
                         _ => -1.0,
                     };
-                    accumulate_arg(t, adjoints, *lhs, |_| unbroadcast_uniform(&g, kinds[0]))?;
+                    accumulate_arg(t, adjoints, *lhs, |_| unbroadcast_uniform(&g, lhs_kind))?;
                     accumulate_arg(t, adjoints, *rhs, |_| {
-                        unbroadcast_uniform(&g.clone().scaled(sign), kinds[1])
+                        unbroadcast_uniform(&g.clone().scaled(sign), rhs_kind)
                     })
                 }
                 // With both operands of the output's shape, every term of the rule has it too:
                 // a number scales them instead of a tensor of ones, and nothing is summed back.
                 _ if kinds.iter().all(|kind| is_tensor_of(kind, &g.shape)) => {
                     let g = Value::Float(value);
-                    binary_rule(t, records, *binary, [*lhs, *rhs], *values, kinds, g, adjoints)
+                    let values = values.as_deref();
+                    binary_rule(t, *binary, [*lhs, *rhs], values, kinds, g, adjoints)
                 }
-                _ => pullback_value(t, records, op, g.materialise()?, adjoints),
+                _ => pullback_value(t, op, g.materialise()?, adjoints),
             }
         }
-        _ => pullback_value(t, records, op, g.materialise()?, adjoints),
+        _ => pullback_value(t, op, g.materialise()?, adjoints),
     }
 }
 
-/// The gradient of a contraction's operands from the output's gradient `g`.
+/// The gradient of a contraction's operands (whose nodes are `args`) from the output's gradient
+/// `g`.
 fn einsum_rule(
     t: &mut Tape,
-    records: &Records,
-    extra: u32,
+    contraction: &Contraction,
+    args: &[Arg],
+    operands: &[Value],
     g: Adjoint,
     adjoints: &mut Adjoints,
 ) -> Result<(), AdError> {
-    let Extra::Einsum(record) = records.extra(extra)? else { return Err(wrong_extra()) };
-    if record.args.iter().all(|arg| arg.index().is_none()) {
+    if args.iter().all(|arg| arg.index().is_none()) {
         return Ok(());
     }
-    let count = record.args.len();
+    let count = args.len();
     // A constant uniform gradient drops out of the gradient contractions (see
     // `einsum::backward`); a tracked one stays, so that an outer level can differentiate the
     // result with respect to it. A plain tensor is read to find out whether it is uniform.
@@ -665,26 +623,31 @@ fn einsum_rule(
         }
         g => g,
     };
-    for (position, &arg) in record.args.iter().enumerate() {
+    for (position, &arg) in args.iter().enumerate() {
         accumulate_arg(t, adjoints, arg, |t| {
-            let mut operands = Vec::with_capacity(count);
+            let mut inputs = Vec::with_capacity(count);
             let gradient = Rc::new(match &g {
                 Adjoint::Uniform(uniform) => {
-                    record.contraction.uniform_gradient(position, uniform.value, &uniform.shape)?
+                    contraction.uniform_gradient(position, uniform.value, &uniform.shape)?
                 }
                 Adjoint::Value(g) => {
-                    operands.push(g.clone());
-                    record.contraction.gradient(position)?
+                    inputs.push(g.clone());
+                    contraction.gradient(position)?
                 }
             });
             for other in (0..count).filter(|&other| other != position) {
-                operands.push(records.value(record.values, other)?.clone());
+                inputs.push(saved(operands, other)?.clone());
             }
-            let shape = records.value(record.values, position)?.shape().to_vec();
-            ops::contract(t, &gradient, operands, Some(&shape))
+            let shape = saved(operands, position)?.shape().to_vec();
+            ops::contract(t, &gradient, inputs, Some(&shape))
         })?;
     }
     Ok(())
+}
+
+/// Operand `position` of a contraction's saved operands.
+fn saved(operands: &[Value], position: usize) -> Result<&Value, AdError> {
+    operands.get(position).ok_or_else(|| AdError::internal("a contraction without its operand"))
 }
 
 /// The input gradient of an element-wise function, from the saved input `x` and output `y`.
@@ -769,18 +732,19 @@ fn unary_rule(t: &mut Tape, op: UnaryOp, g: Value, x: Value, y: Value) -> Result
 }
 
 /// The operand gradients of broadcasting arithmetic.
-#[allow(clippy::too_many_arguments)]
 fn binary_rule(
     t: &mut Tape,
-    records: &Records,
     op: BinaryOp,
     [lhs, rhs]: [Arg; 2],
-    values: u32,
+    values: Option<&BinaryValues>,
     [lhs_kind, rhs_kind]: [&Kind; 2],
     g: Value,
     adjoints: &mut Adjoints,
 ) -> Result<(), AdError> {
-    let saved = |offset| records.value(values, offset).cloned();
+    let missing = || AdError::internal("a binary record without its values");
+    let lhs_value = || values.map(|values| values.lhs.clone()).ok_or_else(missing);
+    let rhs_value = || values.map(|values| values.rhs.clone()).ok_or_else(missing);
+    let out_value = || values.map(|values| values.out.clone()).ok_or_else(missing);
     match op {
         BinaryOp::Add | BinaryOp::Sub => {
             accumulate_arg(t, adjoints, lhs, |t| unbroadcast(t, g.clone(), lhs_kind))?;
@@ -794,23 +758,23 @@ fn binary_rule(
         }
         BinaryOp::Mul => {
             accumulate_arg(t, adjoints, lhs, |t| {
-                let product = ops::mul(t, g.clone(), saved(1)?)?;
+                let product = ops::mul(t, g.clone(), rhs_value()?)?;
                 unbroadcast(t, product, lhs_kind)
             })?;
             accumulate_arg(t, adjoints, rhs, |t| {
-                let product = ops::mul(t, g.clone(), saved(0)?)?;
+                let product = ops::mul(t, g.clone(), lhs_value()?)?;
                 unbroadcast(t, product, rhs_kind)
             })
         }
         BinaryOp::Div => {
             accumulate_arg(t, adjoints, lhs, |t| {
-                let quotient = ops::div(t, g.clone(), saved(1)?)?;
+                let quotient = ops::div(t, g.clone(), rhs_value()?)?;
                 unbroadcast(t, quotient, lhs_kind)
             })?;
             accumulate_arg(t, adjoints, rhs, |t| {
                 // d(a/b)/db = -(a/b)/b.
-                let scaled = ops::mul(t, g.clone(), saved(2)?)?;
-                let quotient = ops::div(t, scaled, saved(1)?)?;
+                let scaled = ops::mul(t, g.clone(), out_value()?)?;
+                let quotient = ops::div(t, scaled, rhs_value()?)?;
                 let negated = ops::neg(t, quotient)?;
                 unbroadcast(t, negated, rhs_kind)
             })
@@ -819,7 +783,8 @@ fn binary_rule(
             accumulate_arg(t, adjoints, lhs, |t| unbroadcast(t, g.clone(), lhs_kind))?;
             accumulate_arg(t, adjoints, rhs, |t| {
                 // fmod(a, b) = a - trunc(a/b) b, with trunc(a/b) locally constant.
-                let quotients = plain::zip_primals(&saved(0)?, &saved(1)?, |a, b| (a / b).trunc())?;
+                let quotients =
+                    plain::zip_primals(&lhs_value()?, &rhs_value()?, |a, b| (a / b).trunc())?;
                 let product = ops::mul(t, g.clone(), quotients)?;
                 let negated = ops::neg(t, product)?;
                 unbroadcast(t, negated, rhs_kind)
@@ -827,7 +792,7 @@ fn binary_rule(
         }
         BinaryOp::Pow => {
             accumulate_arg(t, adjoints, lhs, |t| {
-                let (base, exponent) = (saved(0)?, saved(1)?);
+                let (base, exponent) = (lhs_value()?, rhs_value()?);
                 let lowered = ops::sub(t, exponent.clone(), Value::Float(1.0))?;
                 let power = ops::pow(t, base, lowered)?;
                 let derivative = ops::mul(t, exponent.clone(), power)?;
@@ -837,7 +802,7 @@ fn binary_rule(
                 unbroadcast(t, masked, lhs_kind)
             })?;
             accumulate_arg(t, adjoints, rhs, |t| {
-                let (base, output) = (saved(0)?, saved(2)?);
+                let (base, output) = (lhs_value()?, out_value()?);
                 let logarithm = ops::unary(t, UnaryOp::Ln, base.clone())?;
                 let derivative = ops::mul(t, output, logarithm)?;
                 let product = ops::mul(t, g.clone(), derivative)?;
@@ -852,12 +817,14 @@ fn binary_rule(
                 _ => scalar::min_shares,
             };
             accumulate_arg(t, adjoints, lhs, |t| {
-                let share = plain::zip_primals(&saved(0)?, &saved(1)?, |a, b| shares(a, b).0)?;
+                let share =
+                    plain::zip_primals(&lhs_value()?, &rhs_value()?, |a, b| shares(a, b).0)?;
                 let routed = ops::mul(t, g.clone(), share)?;
                 unbroadcast(t, routed, lhs_kind)
             })?;
             accumulate_arg(t, adjoints, rhs, |t| {
-                let share = plain::zip_primals(&saved(0)?, &saved(1)?, |a, b| shares(a, b).1)?;
+                let share =
+                    plain::zip_primals(&lhs_value()?, &rhs_value()?, |a, b| shares(a, b).1)?;
                 let routed = ops::mul(t, g.clone(), share)?;
                 unbroadcast(t, routed, rhs_kind)
             })

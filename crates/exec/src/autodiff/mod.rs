@@ -12,11 +12,13 @@
 //!   level, with its primal computed by the same operation on the operands unboxed at that level,
 //!   so lower levels record it too. Each level's records are appended in execution order (already
 //!   topological) and its backward pass walks them once in reverse with one rule per operation
-//!   (`backward`), accumulating into a store that zero-fills on first use. Scalar operations on
-//!   floats tracked at one level record their partial derivatives as numbers in 8-byte words,
-//!   and the interpreter fuses chains of them into one record (`Tape::fuse1`). The other rules are
-//!   built from the same differentiable operations, so enclosing levels record the backward pass
-//!   and higher derivatives come out right for every primitive.
+//!   (`backward`), accumulating into a store that zero-fills on first use. A record is an `Op`
+//!   (`op.rs`, which also says how to add one); scalar operations on floats tracked at one level
+//!   record their partial derivatives as numbers (`Op::Scalar1`, `Op::Scalar2`), which `store.rs`
+//!   packs into 8-byte words, and the interpreter fuses chains of them into one record
+//!   (`Tape::fuse1`). The other rules are built from the same differentiable operations, so
+//!   enclosing levels record the backward pass and higher derivatives come out right for every
+//!   primitive.
 //! - `backward` releases the program tape by moving its serial base, so stale boxes turn into
 //!   constants without anyone rewriting them, and `var` slots are re-leafed lazily
 //!   ([`Tape::refresh_var`]); `tape.rs` explains the choice.
@@ -33,6 +35,7 @@ mod backward;
 mod chunk;
 mod error;
 mod op;
+mod store;
 mod tape;
 mod transform;
 
@@ -46,5 +49,5 @@ pub use transform::{
     hessian, jacobian, jvp, vjp,
 };
 
-pub(crate) use op::{ALL_AXES, Arg, EinsumRecord, Extra, IndexRecord, Kind, NOTHING_SAVED, Op};
+pub(crate) use op::{Arg, BinaryValues, Kind, Op};
 pub(crate) use tape::{Lifted, LiftedVec, Term};

@@ -23,13 +23,15 @@
 //! whichever of its two reads runs first. [`Tape::release`] does the same eagerly for a set of
 //! slots, for callers that prefer to walk them once after `backward`.
 
+use std::borrow::Cow;
 use std::rc::Rc;
 
 use super::adjoints::{Adjoint, Adjoints, Uniform};
 use super::backward::{Keep, Words, backward_pass};
 use super::chunk::{self, Chunk};
 use super::error::{AdError, AdErrorKind};
-use super::op::{Arg, Extra, Kind, Op, Rec, RecStore, Records, Slot};
+use super::op::{Arg, Op};
+use super::store::{RecStore, Records};
 use crate::value::{NodeRef, Primal, Tracked, Value};
 use tensor::Tensor;
 
@@ -156,7 +158,7 @@ impl Tape {
 
     /// The size of one tape word in bytes, for reports: a scalar operation of one recorded input
     /// takes one word when the input is the node just before and two otherwise, one of two
-    /// recorded inputs four (see [`RecStore`]).
+    /// recorded inputs four (see `store.rs`).
     pub fn record_bytes() -> usize {
         size_of::<u64>()
     }
@@ -197,7 +199,7 @@ impl Tape {
     /// `int` is converted to `float`). Tracking by open transforms is kept, so a `var` declared
     /// inside a function being differentiated still carries the transform's perturbation.
     pub fn leaf(&mut self, value: Value) -> Result<Value, AdError> {
-        self.leaf_with_origin(value, Rec::NO_ORIGIN)
+        self.leaf_with_origin(value, None)
     }
 
     /// Makes sure a `var` slot holds a live leaf or intermediate of the current program tape; see
@@ -208,7 +210,7 @@ impl Tape {
         if node.is_some_and(|node| self.is_live(node)) {
             return Ok(());
         }
-        let origin = node.map_or(Rec::NO_ORIGIN, NodeRef::serial);
+        let origin = node.map(NodeRef::serial);
         *slot = self.leaf_with_origin(slot.clone(), origin)?;
         Ok(())
     }
@@ -227,7 +229,7 @@ impl Tape {
         Ok(())
     }
 
-    fn leaf_with_origin(&mut self, value: Value, origin: u64) -> Result<Value, AdError> {
+    fn leaf_with_origin(&mut self, value: Value, origin: Option<u64>) -> Result<Value, AdError> {
         match value {
             Value::TrackedFloat { value, node } if node.level() > 0 && self.is_live(node) => {
                 let inner = self.leaf_with_origin(Value::Float(value), origin)?;
@@ -252,7 +254,7 @@ impl Tape {
                         .into());
                     }
                 };
-                self.push_rec(0, Rec::Leaf { origin }, plain)
+                self.push_op(0, Op::Leaf { origin }, plain)
             }
         }
     }
@@ -333,8 +335,8 @@ impl Tape {
         }
         let records = self.levels.first()?;
         let index = usize::try_from(node.serial() - records.base).ok()?;
-        match records.ops.rec(index)?.0 {
-            Rec::Leaf { origin } if origin != Rec::NO_ORIGIN => Some(origin),
+        match *records.get(index)?.0 {
+            Op::Leaf { origin } => origin,
             _ => None,
         }
     }
@@ -413,7 +415,7 @@ impl Tape {
 
     /// Records the argument a transform differentiates: a leaf at `level` around `value`.
     pub(crate) fn transform_leaf(&mut self, level: usize, value: Value) -> Result<Value, AdError> {
-        self.push_rec(level, Rec::Leaf { origin: Rec::NO_ORIGIN }, value)
+        self.push_op(level, Op::Leaf { origin: None }, value)
     }
 
     /// The tape index of a value's node at `level`, if it is tracked (live) there at the top.
@@ -500,29 +502,27 @@ impl Tape {
         }
     }
 
-    /// Appends the general operation `op` to `level`'s recording and returns `out` boxed with the
-    /// new node.
+    /// Appends `op` to `level`'s recording and returns `out` boxed with the new node: how every
+    /// operation but the scalar fast path records itself.
     pub(crate) fn push(&mut self, level: usize, op: Op, out: Value) -> Result<Value, AdError> {
-        self.check_memory(0)?;
-        let records = self
-            .levels
-            .get_mut(level)
-            .ok_or_else(|| AdError::internal("a record for a level that was never opened"))?;
-        let index = u32::try_from(records.general.len()).map_err(|_| AdErrorKind::TapeFull)?;
-        records.general.push(op);
-        self.push_rec(level, Rec::General { op: index }, out)
+        let saved = op.saved_bytes();
+        self.check_memory(saved)?;
+        if let Some(records) = self.levels.get_mut(level) {
+            records.saved_bytes = records.saved_bytes.saturating_add(saved);
+        }
+        self.push_op(level, op, out)
     }
 
-    /// Appends `rec` to `level`'s recording and returns `out` boxed with the new node.
-    fn push_rec(&mut self, level: usize, rec: Rec, out: Value) -> Result<Value, AdError> {
-        let node = self.append(level, rec)?;
+    /// Appends `op` to `level`'s recording and returns `out` boxed with the new node.
+    fn push_op(&mut self, level: usize, op: Op, out: Value) -> Result<Value, AdError> {
+        let node = self.append(level, op)?;
         Ok(match out {
             Value::Float(value) => Value::TrackedFloat { value, node },
             other => Value::Tracked(Rc::new(Tracked::new(other, node))),
         })
     }
 
-    fn append(&mut self, level: usize, rec: Rec) -> Result<NodeRef, AdError> {
+    fn append(&mut self, level: usize, op: Op) -> Result<NodeRef, AdError> {
         let more = RecStore::MAX_WORDS;
         if self.levels.get(level).is_some_and(|r| r.ops.len() + more > r.ops.capacity()) {
             self.grow(level, more)?;
@@ -531,12 +531,12 @@ impl Tape {
             .levels
             .get_mut(level)
             .ok_or_else(|| AdError::internal("a record for a level that was never opened"))?;
-        let index = records.ops.len() + RecStore::words(&rec, records.ops.len()) - 1;
+        let index = records.ops.len() + RecStore::words(&op, records.ops.len()) - 1;
         let serial = records.base + index as u64;
         if index >= u32::MAX as usize - 2 || serial > NodeRef::MAX_SERIAL {
             return Err(AdErrorKind::TapeFull.into());
         }
-        records.ops.push_rec(rec);
+        records.push(op);
         self.operations += 1;
         Ok(NodeRef::new(level, serial))
     }
@@ -620,8 +620,8 @@ impl Tape {
                 return Ok(term.node);
             }
             if records.has_room(RecStore::MAX_WORDS) {
-                let rec = Rec::Scalar1 { x: index as u32, dx: term.partial };
-                let node = records.ops.push_rec(rec);
+                let op = Op::Scalar1 { x: index as u32, dx: term.partial };
+                let node = records.push(op);
                 self.operations += 1;
                 return Ok(NodeRef::new(level, records.base + node as u64));
             }
@@ -644,28 +644,27 @@ impl Tape {
             let len = records.ops.len();
             let i = (a.node.serial() - records.base) as usize;
             let j = (b.node.serial() - records.base) as usize;
-            if a.fresh && b.fresh && j + 1 == len && records.has_room(2 * RecStore::MAX_WORDS) {
+            if a.fresh && b.fresh && j + 1 == len && records.has_room(RecStore::MAX_WORDS) {
                 // `f(x) op g(y)` from two fresh one-input records at the end: rewritten as one
-                // record (when `x` and `y` are the same node) or as a pair.
-                if let Some((Rec::Scalar1 { x: y, dx: dy }, after)) = records.ops.rec(j)
+                // record of one input (when `x` and `y` are the same node) or of two.
+                if let Some((Cow::Owned(Op::Scalar1 { x: y, dx: dy }), after)) = records.get(j)
                     && after == i + 1
-                    && let Some((Rec::Scalar1 { x, dx }, cut)) = records.ops.rec(i)
+                    && let Some((Cow::Owned(Op::Scalar1 { x, dx }), cut)) = records.get(i)
                 {
                     let (dx, dy) = (a.partial * dx, b.partial * dy);
                     self.operations += 1;
                     records.ops.truncate(cut);
                     let node = if x == y {
-                        records.ops.push_rec(Rec::Scalar1 { x, dx: dx + dy })
+                        records.push(Op::Scalar1 { x, dx: dx + dy })
                     } else {
-                        records.ops.push_rec(Rec::Pair { a: x, da: dx });
-                        records.ops.push_rec(Rec::Scalar2 { b: y, db: dy })
+                        records.push(Op::Scalar2 { a: x, da: dx, b: y, db: dy })
                     };
                     return Ok(NodeRef::new(level, records.base + node as u64));
                 }
             }
-            if !a.fresh && !b.fresh && i != j && records.has_room(2 * RecStore::MAX_WORDS) {
-                records.ops.push_rec(Rec::Pair { a: i as u32, da: a.partial });
-                let node = records.ops.push_rec(Rec::Scalar2 { b: j as u32, db: b.partial });
+            if !a.fresh && !b.fresh && i != j && records.has_room(RecStore::MAX_WORDS) {
+                let op = Op::Scalar2 { a: i as u32, da: a.partial, b: j as u32, db: b.partial };
+                let node = records.push(op);
                 self.operations += 1;
                 return Ok(NodeRef::new(level, records.base + node as u64));
             }
@@ -705,21 +704,19 @@ impl Tape {
         for &k in &order[..n] {
             let (term, index) = (terms[k], indices[k] as usize);
             if expanding && term.fresh && index + 1 == cut {
-                match records.ops.rec(index) {
-                    Some((Rec::Scalar1 { x, dx }, start)) => {
+                match records.get(index) {
+                    Some((Cow::Owned(Op::Scalar1 { x, dx }), start)) => {
                         edges[count] = (x, term.partial * dx);
                         count += 1;
                         cut = start;
                         continue;
                     }
-                    Some((Rec::Scalar2 { b, db }, start)) if start > 0 => {
-                        if let Some((Rec::Pair { a, da }, start)) = records.ops.rec(start - 1) {
-                            edges[count] = (a, term.partial * da);
-                            edges[count + 1] = (b, term.partial * db);
-                            count += 2;
-                            cut = start;
-                            continue;
-                        }
+                    Some((Cow::Owned(Op::Scalar2 { a, da, b, db }), start)) => {
+                        edges[count] = (a, term.partial * da);
+                        edges[count + 1] = (b, term.partial * db);
+                        count += 2;
+                        cut = start;
+                        continue;
                     }
                     _ => {}
                 }
@@ -741,10 +738,11 @@ impl Tape {
         let [(x, dx), (y, dy), ..] = inputs;
         // One word for a chain (the input is the node just before the record), two for any
         // other one-input record, four for a pair.
-        let words = match count {
-            1 => RecStore::words(&Rec::Scalar1 { x, dx }, cut),
-            _ => 2 * RecStore::MAX_WORDS,
+        let op = match count {
+            1 => Op::Scalar1 { x, dx },
+            _ => Op::Scalar2 { a: x, da: dx, b: y, db: dy },
         };
+        let words = RecStore::words(&op, cut);
         let needed = cut + words;
         if needed > records.ops.capacity() {
             self.grow(level, needed - len)?;
@@ -756,69 +754,10 @@ impl Tape {
         }
         let records = &mut self.levels[level];
         records.ops.truncate(cut);
-        if count == 1 {
-            records.ops.push_rec(Rec::Scalar1 { x, dx });
-        } else {
-            records.ops.push_rec(Rec::Pair { a: x, da: dx });
-            records.ops.push_rec(Rec::Scalar2 { b: y, db: dy });
-        }
+        records.push(op);
         debug_assert_eq!(records.ops.len(), node_index + 1);
         self.operations += 1;
         Ok(NodeRef::new(level, serial))
-    }
-
-    /// Saves values for a record of `level` and returns the slot of the first.
-    pub(crate) fn save_values<const N: usize>(&mut self, level: usize, values: [Value; N]) -> Slot {
-        self.save_values_iter(level, values)
-    }
-
-    pub(crate) fn save_values_iter(
-        &mut self,
-        level: usize,
-        values: impl IntoIterator<Item = Value>,
-    ) -> Slot {
-        match self.levels.get_mut(level) {
-            Some(records) => {
-                let slot = records.values.len() as Slot;
-                for value in values {
-                    if let Some(tensor) = value.as_tensor() {
-                        let bytes = tensor.len().saturating_mul(size_of::<f64>());
-                        records.saved_bytes = records.saved_bytes.saturating_add(bytes);
-                    }
-                    records.values.push(value);
-                }
-                slot
-            }
-            None => super::op::NOTHING_SAVED,
-        }
-    }
-
-    /// Saves a record's bulky parameter and returns its slot.
-    pub(crate) fn save_extra(&mut self, level: usize, extra: Extra) -> Slot {
-        match self.levels.get_mut(level) {
-            Some(records) => {
-                let slot = records.extras.len() as Slot;
-                records.extras.push(extra);
-                slot
-            }
-            None => super::op::NOTHING_SAVED,
-        }
-    }
-
-    /// Saves operand kinds for a record of `level` and returns the slot of the first.
-    pub(crate) fn save_kinds(
-        &mut self,
-        level: usize,
-        kinds: impl IntoIterator<Item = Kind>,
-    ) -> Slot {
-        match self.levels.get_mut(level) {
-            Some(records) => {
-                let slot = records.kinds.len() as Slot;
-                records.kinds.extend(kinds);
-                slot
-            }
-            None => super::op::NOTHING_SAVED,
-        }
     }
 }
 
@@ -959,7 +898,8 @@ mod tests {
             .unwrap();
         assert_eq!((sum, tape.program_len()), (p, 2));
         let expected = 3.0 * 0.5f64.cos() + 1.0;
-        assert_eq!(tape.levels[0].ops.rec(1), Some((Rec::Scalar1 { x: 0, dx: expected }, 1)));
+        let record = tape.levels[0].get(1).map(|(op, start)| (format!("{op:?}"), start));
+        assert_eq!(record, Some((format!("{:?}", Op::Scalar1 { x: 0, dx: expected }), 1)));
         // Not fresh: the record stays, and the product gets its own.
         let q = tape.fuse1(Term { node: sum, partial: 2.0, fresh: false }).unwrap();
         assert_eq!((q.serial(), tape.program_len()), (2, 3));

@@ -22,7 +22,7 @@
 use super::adjoints::{Adjoint, Adjoints};
 use super::backward::{Keep, Words, backward_pass};
 use super::error::{AdError, AdErrorKind};
-use super::op::Records;
+use super::store::Records;
 use super::tape::{Tape, ones_like, zeros_like};
 use crate::ops;
 use crate::value::{Primal, Value};

@@ -8,7 +8,7 @@
 //! live level, compute the primal by calling the operation itself on the unboxed operands (so
 //! lower levels record it too), save what the backward rule needs, and box the result.
 
-use crate::autodiff::{AdError, Arg, Kind, Lifted, Op, Tape, Term};
+use crate::autodiff::{AdError, Arg, BinaryValues, Kind, Lifted, Op, Tape, Term};
 use crate::ops::{plain, scalar};
 use crate::value::Value;
 use tensor::{self, BinaryOp, Tensor, UnaryOp};
@@ -56,8 +56,7 @@ fn unary_general(t: &mut Tape, op: UnaryOp, x: Value) -> Result<Value, AdError> 
         Lifted::Plain([x]) => plain::unary(op, x),
         Lifted::Tracked { level, inner: [x], args: [arg] } => {
             let out = unary(t, op, x.clone())?;
-            let values = t.save_values(level, [x, out.clone()]);
-            t.push(level, Op::Unary { op, x: tracked(arg)?, values }, out)
+            t.push(level, Op::Unary { op, x: tracked(arg)?, input: x, output: out.clone() }, out)
         }
     }
 }
@@ -127,15 +126,13 @@ fn binary_general(t: &mut Tape, op: BinaryOp, a: Value, b: Value) -> Result<Valu
     match t.lift([a, b]) {
         Lifted::Plain([a, b]) => plain::binary(op, a, b),
         Lifted::Tracked { level, inner: [a, b], args: [lhs, rhs] } => {
-            let kinds = t.save_kinds(level, [Kind::of(&a), Kind::of(&b)]);
+            let (lhs_kind, rhs_kind) = (Kind::of(&a), Kind::of(&b));
             let needs_values = !matches!(op, BinaryOp::Add | BinaryOp::Sub);
             let saved = needs_values.then(|| (a.clone(), b.clone()));
             let out = binary(t, op, a, b)?;
-            let values = match saved {
-                Some((a, b)) => t.save_values(level, [a, b, out.clone()]),
-                None => crate::autodiff::NOTHING_SAVED,
-            };
-            t.push(level, Op::Binary { op, lhs, rhs, values, kinds }, out)
+            let values =
+                saved.map(|(lhs, rhs)| Box::new(BinaryValues { lhs, rhs, out: out.clone() }));
+            t.push(level, Op::Binary { op, lhs, rhs, lhs_kind, rhs_kind, values }, out)
         }
     }
 }
@@ -181,11 +178,10 @@ fn scaled_update_of(
             Ok(Value::tensor(tensor::scaled_update(a, op == BinaryOp::Sub, scale, x)?))
         }
         Lifted::Tracked { level, inner: [a], args: [lhs] } => {
-            let kinds = t.save_kinds(level, [Kind::of(&a), Kind::Tensor(x.shape().into())]);
+            let (lhs_kind, rhs_kind) = (Kind::of(&a), Kind::Tensor(x.shape().into()));
             let out = scaled_update_of(t, a, op, scale, x)?;
             let rhs = Arg::CONSTANT;
-            let values = crate::autodiff::NOTHING_SAVED;
-            t.push(level, Op::Binary { op, lhs, rhs, values, kinds }, out)
+            t.push(level, Op::Binary { op, lhs, rhs, lhs_kind, rhs_kind, values: None }, out)
         }
     }
 }
@@ -243,10 +239,9 @@ pub fn select(t: &mut Tape, mask: &Value, a: Value, b: Value) -> Result<Value, A
     match t.lift([a, b]) {
         Lifted::Plain([a, b]) => plain::select(&mask, a, b),
         Lifted::Tracked { level, inner: [a, b], args: [lhs, rhs] } => {
-            let kinds = t.save_kinds(level, [Kind::of(&a), Kind::of(&b)]);
+            let (a_kind, b_kind) = (Kind::of(&a), Kind::of(&b));
             let out = select(t, &mask, a, b)?;
-            let values = t.save_values(level, [mask]);
-            t.push(level, Op::Select { a: lhs, b: rhs, values, kinds }, out)
+            t.push(level, Op::Select { a: lhs, b: rhs, mask, a_kind, b_kind }, out)
         }
     }
 }

@@ -5,7 +5,7 @@
 //! else shares it), so assignment never cuts the graph: the overwritten region's old elements get
 //! zero gradient and the rest of the target's gradient flows through.
 
-use crate::autodiff::{AdError, Extra, IndexRecord, Kind, Lifted, Op, Tape};
+use crate::autodiff::{AdError, Kind, Lifted, Op, Tape};
 use crate::ops::elementwise::{binary, tracked};
 use crate::ops::plain;
 use crate::value::Value;
@@ -20,10 +20,9 @@ pub fn get(t: &mut Tape, x: Value, index: &[Index]) -> Result<Value, AdError> {
     match t.lift([x]) {
         Lifted::Plain([x]) => plain::get(&plain::into_tensor(x, "indexing")?, index),
         Lifted::Tracked { level, inner: [x], args: [arg] } => {
-            let record = IndexRecord { index: index.into(), kind: Kind::of(&x) };
+            let kind = Kind::of(&x);
             let out = get(t, x, index)?;
-            let extra = t.save_extra(level, Extra::Index(record));
-            t.push(level, Op::Get { x: tracked(arg)?, extra }, out)
+            t.push(level, Op::Get { x: tracked(arg)?, index: index.into(), kind }, out)
         }
     }
 }
@@ -88,12 +87,11 @@ fn scatter(
                 Some(_) if !value.is_tensor() => Kind::Float,
                 _ => Kind::of(&value),
             };
-            let record = IndexRecord { index: index.into(), kind };
             let out = scatter(t, target, index, value, accumulate)?;
-            let extra = t.save_extra(level, Extra::Index(record));
+            let (target, value, index) = (target_arg, value_arg, index.into());
             let op = match accumulate {
-                true => Op::AddAt { target: target_arg, value: value_arg, extra },
-                false => Op::Set { target: target_arg, value: value_arg, extra },
+                true => Op::AddAt { target, value, index, kind },
+                false => Op::Set { target, value, index, kind },
             };
             t.push(level, op, out)
         }

@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use ndarray::ArrayViewD;
 
-use crate::autodiff::{AdError, EinsumRecord, Extra, Lifted, LiftedVec, Op, Tape};
+use crate::autodiff::{AdError, Lifted, LiftedVec, Op, Tape};
 use crate::ops::elementwise::tracked;
 use crate::ops::plain;
 use crate::value::Value;
@@ -26,8 +26,7 @@ pub fn matmul(t: &mut Tape, a: Value, b: Value) -> Result<Value, AdError> {
         }
         Lifted::Tracked { level, inner: [a, b], args: [lhs, rhs] } => {
             let out = matmul(t, a.clone(), b.clone())?;
-            let values = t.save_values(level, [a, b]);
-            t.push(level, Op::Matmul { lhs, rhs, values }, out)
+            t.push(level, Op::Matmul { lhs, rhs, lhs_value: a, rhs_value: b }, out)
         }
     }
 }
@@ -97,14 +96,12 @@ pub(crate) fn contract(
         }
         LiftedVec::Tracked { level, inner, args } => {
             let out = contract(t, contraction, inner.clone(), output_shape)?;
-            let values = t.save_values_iter(level, inner);
-            let record = EinsumRecord {
+            let op = Op::Einsum {
                 contraction: contraction.clone(),
                 args: args.into_boxed_slice(),
-                values,
+                operands: inner.into_boxed_slice(),
             };
-            let extra = t.save_extra(level, Extra::Einsum(record));
-            t.push(level, Op::Einsum { extra }, out)
+            t.push(level, op, out)
         }
     }
 }
@@ -115,8 +112,7 @@ pub fn inv(t: &mut Tape, x: Value) -> Result<Value, AdError> {
         Lifted::Plain([x]) => Ok(Value::tensor(tensor::inv(&plain::into_tensor(x, "inv")?)?)),
         Lifted::Tracked { level, inner: [x], args: [arg] } => {
             let out = inv(t, x)?;
-            let values = t.save_values(level, [out.clone()]);
-            t.push(level, Op::Inv { x: tracked(arg)?, values }, out)
+            t.push(level, Op::Inv { x: tracked(arg)?, output: out.clone() }, out)
         }
     }
 }
@@ -127,8 +123,7 @@ pub fn det(t: &mut Tape, x: Value) -> Result<Value, AdError> {
         Lifted::Plain([x]) => Ok(Value::Float(tensor::det(&plain::into_tensor(x, "det")?)?)),
         Lifted::Tracked { level, inner: [x], args: [arg] } => {
             let out = det(t, x.clone())?;
-            let values = t.save_values(level, [x, out.clone()]);
-            t.push(level, Op::Det { x: tracked(arg)?, values }, out)
+            t.push(level, Op::Det { x: tracked(arg)?, input: x, output: out.clone() }, out)
         }
     }
 }
@@ -142,8 +137,7 @@ pub fn solve(t: &mut Tape, a: Value, b: Value) -> Result<Value, AdError> {
         }
         Lifted::Tracked { level, inner: [a, b], args: [lhs, rhs] } => {
             let out = solve(t, a.clone(), b)?;
-            let values = t.save_values(level, [a, out.clone()]);
-            t.push(level, Op::Solve { a: lhs, b: rhs, values }, out)
+            t.push(level, Op::Solve { a: lhs, b: rhs, matrix: a, solution: out.clone() }, out)
         }
     }
 }
@@ -157,8 +151,7 @@ pub fn cholesky(t: &mut Tape, x: Value) -> Result<Value, AdError> {
         }
         Lifted::Tracked { level, inner: [x], args: [arg] } => {
             let out = cholesky(t, x)?;
-            let values = t.save_values(level, [out.clone()]);
-            t.push(level, Op::Cholesky { x: tracked(arg)?, values }, out)
+            t.push(level, Op::Cholesky { x: tracked(arg)?, factor: out.clone() }, out)
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Reductions on values (`sum mean max min prod norm logsumexp`, over everything or one axis) and
 //! `softmax`/`log_softmax` along an axis.
 
-use crate::autodiff::{ALL_AXES, AdError, Lifted, Op, Tape};
+use crate::autodiff::{AdError, Lifted, Op, Tape};
 use crate::ops::elementwise::tracked;
 use crate::ops::{plain, shape};
 use crate::value::Value;
@@ -14,13 +14,13 @@ pub fn reduce(t: &mut Tape, op: ReduceOp, x: Value, axis: Option<i64>) -> Result
     match t.lift([x]) {
         Lifted::Plain([x]) => plain::reduce(op, x, axis),
         Lifted::Tracked { level, inner: [x], args: [arg] } => {
-            let axis_slot = match axis {
-                None => ALL_AXES,
-                Some(axis) => tensor::normalize_axis(axis, x.shape().len())? as u32,
+            let resolved = match axis {
+                None => None,
+                Some(axis) => Some(tensor::normalize_axis(axis, x.shape().len())? as u32),
             };
             let out = reduce(t, op, x.clone(), axis)?;
-            let values = t.save_values(level, [x, out.clone()]);
-            t.push(level, Op::Reduce { op, x: tracked(arg)?, axis: axis_slot, values }, out)
+            let (input, output) = (x, out.clone());
+            t.push(level, Op::Reduce { op, x: tracked(arg)?, axis: resolved, input, output }, out)
         }
     }
 }
@@ -47,11 +47,10 @@ fn softmax_like(t: &mut Tape, x: Value, axis: i64, log: bool) -> Result<Value, A
         Lifted::Tracked { level, inner: [x], args: [arg] } => {
             let axis_slot = tensor::normalize_axis(axis, x.shape().len())? as u32;
             let out = softmax_like(t, x, axis, log)?;
-            let values = t.save_values(level, [out.clone()]);
-            let x = tracked(arg)?;
+            let (x, output) = (tracked(arg)?, out.clone());
             let op = match log {
-                true => Op::LogSoftmax { x, axis: axis_slot, values },
-                false => Op::Softmax { x, axis: axis_slot, values },
+                true => Op::LogSoftmax { x, axis: axis_slot, output },
+                false => Op::Softmax { x, axis: axis_slot, output },
             };
             t.push(level, op, out)
         }
@@ -68,9 +67,8 @@ pub(crate) fn prod_others(t: &mut Tape, x: Value, axis: Option<usize>) -> Result
         }
         Lifted::Tracked { level, inner: [x], args: [arg] } => {
             let out = prod_others(t, x.clone(), axis)?;
-            let values = t.save_values(level, [x]);
-            let axis = axis.map_or(ALL_AXES, |axis| axis as u32);
-            t.push(level, Op::ProdOthers { x: tracked(arg)?, axis, values }, out)
+            let axis = axis.map(|axis| axis as u32);
+            t.push(level, Op::ProdOthers { x: tracked(arg)?, axis, input: x }, out)
         }
     }
 }
@@ -93,9 +91,8 @@ pub(crate) fn prod_pairs(
         }
         Lifted::Tracked { level, inner: [v], args: [arg] } => {
             let out = prod_pairs(t, &x, v, axis)?;
-            let values = t.save_values(level, [x]);
-            let axis = axis.map_or(ALL_AXES, |axis| axis as u32);
-            t.push(level, Op::ProdPairs { v: tracked(arg)?, axis, values }, out)
+            let axis = axis.map(|axis| axis as u32);
+            t.push(level, Op::ProdPairs { v: tracked(arg)?, axis, input: x }, out)
         }
     }
 }

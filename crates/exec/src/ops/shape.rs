@@ -2,7 +2,7 @@
 //! `reshape`, `transpose` (both forms), inserted axes, `concat`, `stack`, tensor literals built
 //! from scalars, `diag` (both directions), `trace`, `full`, and broadcasting and its reverse.
 
-use crate::autodiff::{AdError, Extra, Kind, Lifted, LiftedVec, Op, Tape};
+use crate::autodiff::{AdError, Kind, Lifted, LiftedVec, Op, Tape};
 use crate::ops::elementwise::tracked;
 use crate::ops::plain;
 use crate::value::{Primal, Value};
@@ -40,9 +40,9 @@ pub fn to_float(t: &mut Tape, x: Value) -> Result<Value, AdError> {
                 Ok(Value::Float(plain::into_tensor(x, "a float conversion")?.to_scalar()?))
             }
             Lifted::Tracked { level, inner: [x], args: [arg] } => {
-                let kinds = t.save_kinds(level, [Kind::of(&x)]);
+                let kind = Kind::of(&x);
                 let out = to_float(t, x)?;
-                t.push(level, Op::ToFloat { x: tracked(arg)?, kinds }, out)
+                t.push(level, Op::ToFloat { x: tracked(arg)?, kind }, out)
             }
         },
         Primal::Float(_) => Ok(x),
@@ -62,9 +62,9 @@ pub fn reshape(t: &mut Tape, x: Value, shape: &[usize]) -> Result<Value, AdError
             Ok(Value::tensor(tensor::reshape(&x, shape)?))
         }
         Lifted::Tracked { level, inner: [x], args: [arg] } => {
-            let kinds = t.save_kinds(level, [Kind::of(&x)]);
+            let kind = Kind::of(&x);
             let out = reshape(t, x, shape)?;
-            t.push(level, Op::Reshape { x: tracked(arg)?, kinds }, out)
+            t.push(level, Op::Reshape { x: tracked(arg)?, kind }, out)
         }
     }
 }
@@ -109,8 +109,7 @@ pub fn permute(t: &mut Tape, x: Value, axes: &[i64]) -> Result<Value, AdError> {
                 .map(|&axis| tensor::normalize_axis(axis, rank))
                 .collect::<Result<Box<[usize]>, _>>()?;
             let out = permute(t, x, axes)?;
-            let extra = t.save_extra(level, Extra::Axes(resolved));
-            t.push(level, Op::Permute { x: tracked(arg)?, extra }, out)
+            t.push(level, Op::Permute { x: tracked(arg)?, axes: resolved }, out)
         }
     }
 }
@@ -157,10 +156,9 @@ pub fn stack_many(t: &mut Tape, items: Vec<Value>) -> Result<Value, AdError> {
     match t.lift_vec(items) {
         LiftedVec::Plain(items) => Ok(Value::tensor(plain::stack_many(&items)?)),
         LiftedVec::Tracked { level, inner, args } => {
-            let kinds = t.save_kinds(level, inner.iter().map(Kind::of));
+            let kinds = inner.iter().map(Kind::of).collect();
             let out = stack_many(t, inner)?;
-            let extra = t.save_extra(level, Extra::Items(args.into_boxed_slice()));
-            t.push(level, Op::Stack { extra, kinds }, out)
+            t.push(level, Op::Stack { items: args.into_boxed_slice(), kinds }, out)
         }
     }
 }
@@ -190,9 +188,9 @@ pub fn diag(t: &mut Tape, x: Value) -> Result<Value, AdError> {
     match t.lift([x]) {
         Lifted::Plain([x]) => Ok(Value::tensor(tensor::diag(&plain::into_tensor(x, "diag")?)?)),
         Lifted::Tracked { level, inner: [x], args: [arg] } => {
-            let kinds = t.save_kinds(level, [Kind::of(&x)]);
+            let kind = Kind::of(&x);
             let out = diag(t, x)?;
-            t.push(level, Op::Diag { x: tracked(arg)?, kinds }, out)
+            t.push(level, Op::Diag { x: tracked(arg)?, kind }, out)
         }
     }
 }
@@ -203,9 +201,9 @@ pub fn trace(t: &mut Tape, x: Value) -> Result<Value, AdError> {
     match t.lift([x]) {
         Lifted::Plain([x]) => Ok(Value::Float(tensor::trace(&plain::into_tensor(x, "trace")?)?)),
         Lifted::Tracked { level, inner: [x], args: [arg] } => {
-            let kinds = t.save_kinds(level, [Kind::of(&x)]);
+            let kind = Kind::of(&x);
             let out = trace(t, x)?;
-            t.push(level, Op::Trace { x: tracked(arg)?, kinds }, out)
+            t.push(level, Op::Trace { x: tracked(arg)?, kind }, out)
         }
     }
 }
@@ -222,9 +220,9 @@ pub fn broadcast_to(t: &mut Tape, x: Value, shape: &[usize]) -> Result<Value, Ad
             Ok(Value::tensor(tensor::broadcast_to(&x, shape)?))
         }
         Lifted::Tracked { level, inner: [x], args: [arg] } => {
-            let kinds = t.save_kinds(level, [Kind::of(&x)]);
+            let kind = Kind::of(&x);
             let out = broadcast_to(t, x, shape)?;
-            t.push(level, Op::BroadcastTo { x: tracked(arg)?, kinds }, out)
+            t.push(level, Op::BroadcastTo { x: tracked(arg)?, kind }, out)
         }
     }
 }
@@ -242,9 +240,9 @@ pub fn sum_to_shape(t: &mut Tape, x: Value, shape: &[usize]) -> Result<Value, Ad
             Ok(Value::tensor(tensor::sum_to_shape(&x, shape)?))
         }
         Lifted::Tracked { level, inner: [x], args: [arg] } => {
-            let kinds = t.save_kinds(level, [Kind::of(&x)]);
+            let kind = Kind::of(&x);
             let out = sum_to_shape(t, x, shape)?;
-            t.push(level, Op::SumToShape { x: tracked(arg)?, kinds }, out)
+            t.push(level, Op::SumToShape { x: tracked(arg)?, kind }, out)
         }
     }
 }
