@@ -10,6 +10,9 @@
 //!   Python environment in `target/bench-venv`, installed on first use (see [`python`]); the
 //!   Nabla side runs the release `nabla` binary (see [`nabla`]) and is reported as not measured
 //!   while it cannot run programs.
+//! - `interpreter`: the suite of `bench/interpreter/`, each program in Nabla, CPython and Lua 5.4
+//!   (Debian's `lua5.4`, installed when missing), with per-program ratios and their geometric
+//!   means, element access times and the growth of an in-place sort (see [`suite`]).
 //!
 //! The page keeps one marked section per benchmark, so running some benchmarks replaces their
 //! sections and leaves the others as they were.
@@ -19,8 +22,14 @@ mod groups;
 mod json;
 mod nabla;
 mod python;
+mod suite;
 
-use std::{fs, path::Path, process::Command, time::Duration};
+use std::{
+    fs,
+    path::{Path, PathBuf},
+    process::Command,
+    time::Duration,
+};
 
 use groups::GROUPS;
 
@@ -33,11 +42,20 @@ const BENCHES: &[(&str, &str, &str)] = &[
 ];
 
 /// The page's sections in order; `reference-tools` describes the Python side.
-const SECTION_ORDER: &[&str] =
-    &["reference-tools", "parse", "check", "lsp", "tape", "engine", "autodiff", "einsum"];
+const SECTION_ORDER: &[&str] = &[
+    "reference-tools",
+    "parse",
+    "check",
+    "lsp",
+    "tape",
+    "interpreter",
+    "engine",
+    "autodiff",
+    "einsum",
+];
 
 const USAGE: &str = "usage: cargo xtask bench [--threads N] [--rounds N] \
-                     [all | parse | check | lsp | tape | engine | autodiff | einsum]...";
+                     [all | parse | check | lsp | tape | interpreter | engine | autodiff | einsum]...";
 
 struct Options {
     names: Vec<String>,
@@ -78,6 +96,7 @@ impl Options {
             .iter()
             .map(|(name, _, _)| *name)
             .chain(GROUPS.iter().map(|group| group.name))
+            .chain([INTERPRETER])
             .collect();
         if let Some(unknown) = names.iter().find(|name| !known.contains(&name.as_str())) {
             return Err(format!("no benchmark named {unknown}; known: all, {}", known.join(", ")));
@@ -102,13 +121,28 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         }
     }
     let groups: Vec<_> = GROUPS.iter().filter(|group| options.selects(group.name)).collect();
-    if !groups.is_empty() {
+    let suite = options.selects(INTERPRETER);
+    if !groups.is_empty() || suite {
         let env = thread_env(options.threads);
         let python = python::Python::ensure(root)?;
+        if suite {
+            crate::system::ensure_lua()?;
+        }
         // Build before measuring anything, so the build does not load the machine meanwhile.
         let mut nabla = nabla::Nabla::prepare(root, &env);
         let tools = python.environment(root, &env)?;
         sections.push(("reference-tools".to_owned(), reference_tools(&tools, options.threads)));
+        if suite {
+            let tools = suite::Tools {
+                nabla: nabla.binary().to_path_buf(),
+                python: python.interpreter().to_path_buf(),
+                lua: PathBuf::from("lua5.4"),
+                env: env.clone(),
+            };
+            let text = interpreter_section(root, &tools, &options);
+            print!("{text}");
+            sections.push((INTERPRETER.to_owned(), text));
+        }
         for group in groups {
             let text = comparative_section(root, group, &python, &mut nabla, &env, &options);
             print!("{text}");
@@ -116,6 +150,34 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         }
     }
     write_page(root, sections)
+}
+
+/// The name of the interpreter suite on the command line and its section on the page.
+const INTERPRETER: &str = "interpreter";
+
+/// Runs the interpreter suite [`Options::rounds`] times and renders its section.
+fn interpreter_section(root: &Path, tools: &suite::Tools, options: &Options) -> String {
+    eprintln!("==> bench interpreter: bench/interpreter/ in Nabla, CPython and Lua 5.4");
+    let busy = cpu_busy(Duration::from_secs(2));
+    let rounds: Vec<suite::Round> = (1..=options.rounds)
+        .map(|round| {
+            eprintln!("    round {round} of {}", options.rounds);
+            suite::measure(root, tools)
+        })
+        .collect();
+    let lua = command_output("lua5.4", &["-v"]);
+    let measured = format!(
+        "Measured {}, Nabla built from {}, {} (Debian's `lua5.4`), in {} round{}; just before, \
+         other processes kept the CPUs {:.0}% busy{}.",
+        today(),
+        source_revision(root),
+        lua.split("  ").next().unwrap_or("Lua 5.4"),
+        options.rounds,
+        if options.rounds == 1 { "" } else { "s" },
+        busy * 100.0,
+        if busy > 0.1 { ", so these figures are noisier than an idle machine's" } else { "" },
+    );
+    suite::section(&rounds, &measured)
 }
 
 /// Runs one group's reference script and then its Nabla programs, [`Options::rounds`] times, and

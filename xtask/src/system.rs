@@ -1,5 +1,6 @@
 //! Installs what the build and the checks need when it is missing, through `apt-get`, so a fresh
-//! Debian machine with only Rust can run them: OpenBLAS with LAPACK and LAPACKE, and Node.js.
+//! Debian machine with only Rust can run them: OpenBLAS with LAPACK and LAPACKE, Node.js, and the
+//! Lua 5.4 interpreter the benchmarks compare with.
 
 use std::process::Command;
 
@@ -26,6 +27,15 @@ pub fn ensure_node() -> Result<(), String> {
     }
     eprintln!("==> installing nodejs npm (missing)");
     apt_install(&["nodejs", "npm"])
+}
+
+/// Debian's Lua 5.4 interpreter, `lua5.4`, for the interpreter benchmarks.
+pub fn ensure_lua() -> Result<(), String> {
+    if which("lua5.4") {
+        return Ok(());
+    }
+    eprintln!("==> installing lua5.4 (missing)");
+    apt_install(&["lua5.4"])
 }
 
 fn apt_install(packages: &[&str]) -> Result<(), String> {

@@ -69,6 +69,11 @@ impl Nabla {
         }
     }
 
+    /// The release binary.
+    pub fn binary(&self) -> &Path {
+        &self.binary
+    }
+
     pub fn unavailable(&self) -> Option<&str> {
         self.unavailable.as_deref()
     }

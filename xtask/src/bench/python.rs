@@ -75,6 +75,11 @@ impl Python {
         Ok(Python { interpreter })
     }
 
+    /// The environment's `python`.
+    pub fn interpreter(&self) -> &Path {
+        &self.interpreter
+    }
+
     /// Runs `bench/<script>` and collects its figures by key.
     pub fn figures(
         &self,

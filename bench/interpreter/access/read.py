@@ -1,0 +1,13 @@
+# Element access (see README.md): read.
+
+
+def run(t, u):
+    s, x = 0.0, 0.5
+    n = len(t)
+    for _ in range(10000):
+        for j in range(n):
+            s += t[j]
+    return s + t[7] + u[7][7]
+
+
+print(run([0.0] * 1000, [[0.0] * 1000 for _ in range(1000)]))

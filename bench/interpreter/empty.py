@@ -1,0 +1,2 @@
+# The empty program: each tool's time to start, read a program and stop, which the harness
+# subtracts from the other programs' times.
