@@ -181,7 +181,8 @@ pub fn measure(root: &Path, tools: &Tools) -> Round {
     // A program's time less its tool's start-up, checked against the other tools' output.
     let timed = |stem: &str| -> [Result<f64, String>; 3] {
         eprintln!("    {stem}");
-        let runs: Vec<Timed> = TOOLS.iter().map(|&tool| tools.time(tool, &file(stem, tool))).collect();
+        let runs: Vec<Timed> =
+            TOOLS.iter().map(|&tool| tools.time(tool, &file(stem, tool))).collect();
         let outputs: Vec<String> =
             runs.iter().filter_map(|run| run.as_ref().ok().map(|(_, out)| out.clone())).collect();
         let agree = outputs.windows(2).all(|pair| pair[0] == pair[1]);
@@ -200,9 +201,10 @@ pub fn measure(root: &Path, tools: &Tools) -> Round {
         .iter()
         .map(|(stem, _)| {
             let times = timed(&format!("access/{stem}"));
-            let mut per_access = times.into_iter().zip(&baseline).map(|(time, baseline)| {
-                Ok((time? - baseline.clone()?) / ACCESS_COUNT)
-            });
+            let mut per_access = times
+                .into_iter()
+                .zip(&baseline)
+                .map(|(time, baseline)| Ok((time? - baseline.clone()?) / ACCESS_COUNT));
             [(); 3].map(|()| per_access.next().unwrap_or_else(|| Err("not run".to_owned())))
         })
         .collect();
@@ -280,7 +282,9 @@ pub fn section(rounds: &[Round], measured: &str) -> String {
     for (index, (stem, what)) in PROGRAMS.iter().enumerate() {
         let cells: Vec<Result<f64, String>> = (0..3)
             .map(|tool| {
-                median_of(&rounds.iter().map(|round| &round.programs[index][tool]).collect::<Vec<_>>())
+                median_of(
+                    &rounds.iter().map(|round| &round.programs[index][tool]).collect::<Vec<_>>(),
+                )
             })
             .collect();
         let mut row = format!(
@@ -349,7 +353,9 @@ pub fn section(rounds: &[Round], measured: &str) -> String {
     for (index, (_, what)) in ACCESSES.iter().enumerate() {
         let cells: Vec<Result<f64, String>> = (0..3)
             .map(|tool| {
-                median_of(&rounds.iter().map(|round| &round.accesses[index][tool]).collect::<Vec<_>>())
+                median_of(
+                    &rounds.iter().map(|round| &round.accesses[index][tool]).collect::<Vec<_>>(),
+                )
             })
             .collect();
         let ns = |cell: &Result<f64, String>| match cell {
