@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 use std::rc::Rc;
 
-use hir::{DefId, RelSpan, TransformOp};
+use hir::{DefId, Ratio, RelSpan, SizeExpr, TransformOp};
 
 use crate::value::Value;
 use tensor::einsum::{Contraction, EinsumSpec};
@@ -191,12 +191,61 @@ pub enum DimSpec {
     Slot(Slot),
     /// The current value of a global shape variable.
     Global(u32),
+    /// A size expression over shape variables (`2*n + 1`, `n / 2`), evaluated when the check
+    /// runs; a remainder or a negative value is an error.
+    Size(Rc<SizeSpec>),
     /// A fresh shape variable bound to the extent found, in a slot.
     BindSlot(Slot),
     /// A fresh global shape variable bound to the extent found.
     BindGlobal(u32),
+    /// A shape variable bound so that a size expression equals the extent found: `m` in `2*m`.
+    Solve(Rc<SolveSpec>),
     /// Anything (a dimension the checker knows nothing about).
     Any,
+}
+
+impl DimSpec {
+    /// The variable the spec binds, if it binds one.
+    pub fn binds(&self) -> Option<SizePlace> {
+        match self {
+            DimSpec::BindSlot(slot) => Some(SizePlace::Slot(*slot)),
+            DimSpec::BindGlobal(global) => Some(SizePlace::Global(*global)),
+            DimSpec::Solve(solve) => Some(solve.var),
+            _ => None,
+        }
+    }
+}
+
+/// Shape variables by name with where their values live, for messages (`N = 5`).
+pub type SizeNames = Vec<(String, SizePlace)>;
+
+/// Where a size expression reads a variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SizePlace {
+    Slot(Slot),
+    Global(u32),
+}
+
+/// A size expression to evaluate, with what its messages need.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SizeSpec {
+    pub expr: SizeExpr<SizePlace>,
+    /// The size as written: `n - q + 1`.
+    pub text: Box<str>,
+    /// Its variables by name, for messages (`n = 2, q = 4`).
+    pub vars: Box<[(Box<str>, SizePlace)]>,
+}
+
+/// How an extent binds a variable that occurs in it linearly:
+/// `var = (extent - rest) / coefficient`, which must be a whole number of zero or more.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SolveSpec {
+    pub var: SizePlace,
+    pub coefficient: Ratio,
+    pub rest: SizeExpr<SizePlace>,
+    /// The extent as written (`2*m`) and the variable's name, for messages.
+    pub text: Box<str>,
+    pub name: Box<str>,
 }
 
 /// What a run-time shape check is about, for its message.
@@ -215,9 +264,8 @@ pub enum CheckContext {
 pub struct ShapeCheck {
     pub context: CheckContext,
     pub declared: String,
-    /// The names of the shape variables of `dims`, for messages (`N = 5`); `None` for fixed
-    /// extents.
-    pub names: Vec<Option<String>>,
+    /// The shape variables of the declared type.
+    pub vars: SizeNames,
     pub dims: Vec<DimSpec>,
     /// Whether a scalar may stand for the tensor (it is broadcast instead of checked).
     pub ranked: bool,

@@ -15,7 +15,7 @@ use syntax::{TextRange, ast};
 pub use syntax::ast::{ArithOp, CmpOp, LogicOp};
 
 pub use self::lower::{body_query, const_ints, signature_query};
-use crate::{DefId, diagnostics::HirDiagnostic};
+use crate::{DefId, diagnostics::HirDiagnostic, ty::Dim};
 
 pub type ExprId = Idx<Expr>;
 pub type StmtId = Idx<Stmt>;
@@ -60,6 +60,9 @@ pub struct BodySourceMap {
     local_spans: Vec<RelSpan>,
     /// Where each local can be named.
     local_visibility: Vec<Visibility>,
+    /// Every name in a dimension that refers to a local (a shape variable), other than the one
+    /// that declares it, with the local.
+    size_uses: Vec<(RelSpan, LocalId)>,
 }
 
 /// A position in a definition: a chunk and an offset in it. Chunk `u32::MAX` is past the end of
@@ -89,6 +92,11 @@ impl BodySourceMap {
 
     pub fn local(&self, local: LocalId) -> RelSpan {
         self.local_spans.get(local.into_raw().into_u32() as usize).copied().unwrap_or(EMPTY_SPAN)
+    }
+
+    /// The names in dimensions that refer to locals, with the local each one names.
+    pub fn size_uses(&self) -> &[(RelSpan, LocalId)] {
+        &self.size_uses
     }
 
     /// Whether `local` can be named at `at`.
@@ -127,6 +135,10 @@ pub struct Local {
     /// Depth of the scope it was declared in: 0 for a function's parameters and outermost block,
     /// and for the top level.
     pub scope_depth: u32,
+    /// For a shape variable bound by a declaration's initializer (`Tensor x[N] = load(...)`),
+    /// the declared variable; `None` for everything else, and for a function's shape
+    /// variables, which its parameters bind.
+    pub bound_by: Option<LocalId>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -153,21 +165,12 @@ pub enum TypeRef {
     Char,
     Bool,
     Void,
-    /// `Tensor` with its written dimensions; no dimensions means rank 0, or, with an
-    /// initializer, a shape inferred from it.
-    Tensor(Vec<DimRef>),
+    /// `Tensor` with its written dimensions, as sizes over this body's locals (an erroneous
+    /// dimension, reported while lowering, is [`Dim::Unknown`]); no dimensions means rank 0, or,
+    /// with an initializer, a shape inferred from it.
+    Tensor(Vec<Dim>),
     /// Missing from the tree.
     #[default]
-    Error,
-}
-
-/// A written dimension.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DimRef {
-    Known(i64),
-    /// A shape variable (a local of kind [`LocalKind::ShapeVar`]), by name.
-    Var(SmolStr),
-    /// `[]`, or an erroneous dimension (reported while lowering).
     Error,
 }
 

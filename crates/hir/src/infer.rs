@@ -18,14 +18,14 @@ use smol_str::SmolStr;
 use crate::{
     DefId, DefKind,
     body::{
-        Body, DimRef, Expr, ExprId, HirSpan, LocalId, LocalKind, Qualifier, RelSpan, Stmt, StmtId,
-        TypeRef, body_query, lower::Signature,
+        Body, Expr, ExprId, HirSpan, LocalId, LocalKind, Qualifier, RelSpan, Stmt, StmtId, TypeRef,
+        body_query, lower::Signature,
     },
     builtins::Builtin,
     db::Db,
     diagnostics::{Code, HirDiagnostic, a},
     scope::{FileScope, ScopeItem, file_scope},
-    ty::{Dim, Ty},
+    ty::{Dim, SizeVar, Ty},
 };
 
 /// What a name in an expression refers to.
@@ -51,7 +51,7 @@ pub struct InferenceResult {
     pub local_types: ArenaMap<LocalId, Ty>,
     pub resolutions: ArenaMap<ExprId, Resolution>,
     /// For each call of a function or a derivative, the callee's shape variables as bound there.
-    pub shape_bindings: Vec<(ExprId, Vec<(SmolStr, Dim)>)>,
+    pub shape_bindings: Vec<(ExprId, Vec<(SizeVar, Dim)>)>,
     pub diagnostics: Vec<HirDiagnostic>,
     /// Functions this body calls directly.
     pub callees: Vec<DefId>,
@@ -118,15 +118,7 @@ pub fn ty_of_ref(ty: &TypeRef) -> Ty {
         TypeRef::Char => Ty::Char,
         TypeRef::Bool => Ty::Bool,
         TypeRef::Void => Ty::Void,
-        TypeRef::Tensor(dims) => Ty::tensor(
-            dims.iter()
-                .map(|dim| match dim {
-                    DimRef::Known(n) => Dim::Known(*n),
-                    DimRef::Var(name) => Dim::Var(name.clone()),
-                    DimRef::Error => Dim::Unknown,
-                })
-                .collect(),
-        ),
+        TypeRef::Tensor(dims) => Ty::tensor(dims.clone()),
         TypeRef::Error => Ty::Error,
     }
 }

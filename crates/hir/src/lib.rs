@@ -58,14 +58,17 @@ use syntax::{TextRange, TextSize};
 
 pub use crate::{
     body::{
-        Body, BodySourceMap, DimRef, Expr, ExprId, HirSpan, IndexStmt, Local, LocalId, LocalKind,
-        RelSpan, Stmt, StmtId, TransformOp, TypeRef, lower::Signature,
+        Body, BodySourceMap, Expr, ExprId, HirSpan, IndexStmt, Local, LocalId, LocalKind, RelSpan,
+        Stmt, StmtId, TransformOp, TypeRef, lower::Signature,
     },
     builtins::Builtin,
     db::{Database, Db, DefId, DefKind, SourceFile, parse},
     diagnostics::{Code, Diagnostic, Fix, Label, Severity, TextEdit, file_range},
     infer::{InferenceResult, Resolution, const_int},
-    ty::{Dim, FnTy, Shape, Ty},
+    ty::{
+        BindStep, Dim, DimExpr, FnTy, Linear, Ratio, Shape, SizeError, SizeExpr, SizeOp, SizeVar,
+        Ty, binding_plan, shapes_proven_equal,
+    },
 };
 
 /// Every definition of a file: the top level first, then functions, then tests.

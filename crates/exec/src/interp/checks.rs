@@ -1,7 +1,12 @@
 //! Run-time shape checks and bindings of shape variables, index composition (`a[1:3][0]` reads
 //! row 1), and the zero values of declarations.
 
-use crate::code::{CheckContext, DimSpec, IndexEntry, Operand, ShapeCheck, ZeroKind};
+use hir::SizeError;
+
+use crate::code::{
+    CheckContext, DimSpec, IndexEntry, Operand, ShapeCheck, SizePlace, SizeSpec, SolveSpec,
+    ZeroKind,
+};
 use crate::error::RuntimeError;
 use crate::value::Value;
 use tensor::{Index, ShapeText, Tensor, TensorError};
@@ -15,16 +20,60 @@ impl Machine<'_, '_> {
         int_of(value).ok_or_else(|| super::not_an_integer(value))
     }
 
-    /// The value of a shape variable or extent.
-    fn dim_value(&self, base: usize, spec: &DimSpec) -> Option<i64> {
-        match spec {
-            DimSpec::Known(n) => i64::try_from(*n).ok(),
-            DimSpec::Slot(slot) => int_of(&self.stack[base + *slot as usize]),
-            DimSpec::Global(global) => {
-                self.globals.get(*global as usize).and_then(Option::as_ref).and_then(int_of)
+    /// The value of a shape variable.
+    fn place_value(&self, base: usize, place: SizePlace) -> Option<i64> {
+        match place {
+            SizePlace::Slot(slot) => int_of(&self.stack[base + slot as usize]),
+            SizePlace::Global(global) => {
+                self.globals.get(global as usize).and_then(Option::as_ref).and_then(int_of)
             }
-            DimSpec::BindSlot(_) | DimSpec::BindGlobal(_) | DimSpec::Any => None,
         }
+    }
+
+    /// The extent a spec demands; `None` for the specs that bind instead.
+    fn dim_value(&self, base: usize, spec: &DimSpec) -> Option<Result<i64, RuntimeError>> {
+        Some(Ok(match spec {
+            DimSpec::Known(n) => i64::try_from(*n).ok()?,
+            DimSpec::Slot(slot) => self.place_value(base, SizePlace::Slot(*slot))?,
+            DimSpec::Global(global) => self.place_value(base, SizePlace::Global(*global))?,
+            DimSpec::Size(size) => return Some(self.size_value(base, size)),
+            DimSpec::BindSlot(_) | DimSpec::BindGlobal(_) | DimSpec::Solve(_) | DimSpec::Any => {
+                return None;
+            }
+        }))
+    }
+
+    /// The value of a size expression, which must be a whole number of zero or more.
+    fn size_value(&self, base: usize, size: &SizeSpec) -> Result<i64, RuntimeError> {
+        let value = size.expr.eval(&mut |&place| self.place_value(base, place));
+        let error = match value {
+            Ok(value) if value >= 0 => return Ok(value),
+            Ok(value) => SizeError::Negative(value),
+            Err(error) => error,
+        };
+        let vars = self.var_values(base, &size.vars);
+        let with = if vars.is_empty() { String::new() } else { format!(" with {vars}") };
+        let text = &size.text;
+        Err(RuntimeError::new(match error {
+            SizeError::Negative(value) => format!("the size {text} is negative ({value}){with}"),
+            SizeError::Inexact { dividend, divisor } => format!(
+                "the size {text} is not a whole number{with}: {dividend} / {divisor} leaves a remainder"
+            ),
+            other => format!("the size {text} has no value{with}: {other}"),
+        }))
+    }
+
+    /// `n = 2, q = 4`: the variables that have values.
+    fn var_values(&self, base: usize, vars: &[(impl AsRef<str>, SizePlace)]) -> String {
+        let mut out: Vec<String> = Vec::new();
+        for (name, place) in vars {
+            let Some(value) = self.place_value(base, *place) else { continue };
+            let binding = format!("{} = {value}", name.as_ref());
+            if !out.contains(&binding) {
+                out.push(binding);
+            }
+        }
+        out.join(", ")
     }
 
     /// Resolves extents for a constructor or a broadcast.
@@ -34,7 +83,7 @@ impl Machine<'_, '_> {
             .map(|spec| {
                 let value = self
                     .dim_value(base, spec)
-                    .ok_or_else(|| RuntimeError::internal("an extent that is not known"))?;
+                    .ok_or_else(|| RuntimeError::internal("an extent that is not known"))??;
                 usize::try_from(value)
                     .map_err(|_| RuntimeError::new(format!("dimension {value} is negative")))
             })
@@ -54,19 +103,41 @@ impl Machine<'_, '_> {
             return Ok(());
         }
         let mut ok = shape.len() == check.dims.len();
+        let mut why = None;
+        // The variables this check binds, and how many of them it bound before it failed.
+        let binds: Vec<SizePlace> = check.dims.iter().filter_map(DimSpec::binds).collect();
+        let mut bound = 0;
         if ok {
             for (&extent, spec) in shape.iter().zip(&check.dims) {
                 let value = extent as i64;
                 match spec {
-                    DimSpec::BindSlot(s) => self.stack[base + *s as usize] = Value::Int(value),
-                    DimSpec::BindGlobal(g) => {
-                        if let Some(global) = self.globals.get_mut(*g as usize) {
-                            *global = Some(Value::Int(value));
-                        }
+                    DimSpec::BindSlot(s) => {
+                        self.stack[base + *s as usize] = Value::Int(value);
+                        bound += 1;
                     }
+                    DimSpec::BindGlobal(g) => {
+                        self.bind_place(base, SizePlace::Global(*g), value);
+                        bound += 1;
+                    }
+                    DimSpec::Solve(solve) => match self.solve(base, solve, value)? {
+                        Some(solved) => {
+                            self.bind_place(base, solve.var, solved);
+                            bound += 1;
+                        }
+                        None => {
+                            ok = false;
+                            why = Some(format!(
+                                "no size {} makes {} equal {value}",
+                                solve.name, solve.text
+                            ));
+                            break;
+                        }
+                    },
                     DimSpec::Any => {}
                     other => {
-                        if self.dim_value(base, other) != Some(value) {
+                        if let Some(expected) = self.dim_value(base, other)
+                            && expected? != value
+                        {
                             ok = false;
                         }
                     }
@@ -76,21 +147,61 @@ impl Machine<'_, '_> {
         if ok {
             return Ok(());
         }
-        Err(RuntimeError::new(self.shape_message(base, check, &shape)))
+        let unbound = binds.get(bound..).unwrap_or_default();
+        let mut message = self.shape_message(base, check, &shape, unbound);
+        if let Some(why) = why {
+            message.push_str(&format!(": {why}"));
+        }
+        Err(RuntimeError::new(message))
     }
 
-    fn shape_message(&self, base: usize, check: &ShapeCheck, shape: &[usize]) -> String {
-        let mut bindings = Vec::new();
-        for (spec, name) in check.dims.iter().zip(&check.names) {
-            let (Some(name), Some(value)) = (name, self.dim_value(base, spec)) else { continue };
-            let binding = format!("{name} = {value}");
-            if !bindings.contains(&binding) {
-                bindings.push(binding);
+    fn bind_place(&mut self, base: usize, place: SizePlace, value: i64) {
+        match place {
+            SizePlace::Slot(slot) => self.stack[base + slot as usize] = Value::Int(value),
+            SizePlace::Global(global) => {
+                if let Some(global) = self.globals.get_mut(global as usize) {
+                    *global = Some(Value::Int(value));
+                }
             }
         }
+    }
+
+    /// The value of the variable that makes the extent `extent`, if it is a size.
+    fn solve(
+        &self,
+        base: usize,
+        solve: &SolveSpec,
+        extent: i64,
+    ) -> Result<Option<i64>, RuntimeError> {
+        let rest =
+            solve.rest.eval(&mut |&place| self.place_value(base, place)).map_err(|error| {
+                RuntimeError::new(format!("the size {} cannot be checked: {error}", solve.text))
+            })?;
+        let (num, den) =
+            (i128::from(solve.coefficient.numer()), i128::from(solve.coefficient.denom()));
+        let scaled = (i128::from(extent) - i128::from(rest)) * den;
+        if num == 0 || scaled % num != 0 {
+            return Ok(None);
+        }
+        Ok(i64::try_from(scaled / num).ok().filter(|&v| v >= 0))
+    }
+
+    /// The message of a failed check; `unbound` are the variables the check did not get to bind,
+    /// whose values are not shown.
+    fn shape_message(
+        &self,
+        base: usize,
+        check: &ShapeCheck,
+        shape: &[usize],
+        unbound: &[SizePlace],
+    ) -> String {
+        let vars: Vec<&(String, SizePlace)> =
+            check.vars.iter().filter(|(_, place)| !unbound.contains(place)).collect();
+        let bindings =
+            self.var_values(base, &vars.iter().map(|(n, p)| (n.as_str(), *p)).collect::<Vec<_>>());
         let declared = match bindings.is_empty() {
             true => check.declared.clone(),
-            false => format!("{} with {}", check.declared, bindings.join(", ")),
+            false => format!("{} with {bindings}", check.declared),
         };
         let found = ShapeText(shape);
         match &check.context {

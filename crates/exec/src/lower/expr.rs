@@ -121,7 +121,7 @@ impl UnitLowerer<'_, '_> {
             }
             Conversion::ToTensor => {
                 let operand = self.expr(expr, Dest::Any)?;
-                let shape = self.target_shape(to, at);
+                let shape = self.target_shape(to, at.is_some())?;
                 let dst = self.dst(dest);
                 let call = BuiltinCall::ToTensor { x: operand, shape };
                 self.emit(Instr::Builtin { dst, call: Box::new(call) }, span);
@@ -209,18 +209,10 @@ impl UnitLowerer<'_, '_> {
                 let dst = self.dst(dest);
                 match ty {
                     TypeRef::Tensor(dims) => {
-                        let specs: Vec<DimSpec> = dims
+                        let specs = dims
                             .iter()
-                            .map(|dim| match dim {
-                                hir::DimRef::Known(n) => {
-                                    DimSpec::Known(usize::try_from(*n).unwrap_or(0))
-                                }
-                                hir::DimRef::Var(name) => {
-                                    self.visible_shape_var(name, span).unwrap_or(DimSpec::Any)
-                                }
-                                hir::DimRef::Error => DimSpec::Any,
-                            })
-                            .collect();
+                            .map(|dim| self.dim_spec(dim))
+                            .collect::<Result<Vec<_>>>()?;
                         let call = BuiltinCall::SizeofDims(specs.into_boxed_slice());
                         self.emit(Instr::Builtin { dst, call: Box::new(call) }, span);
                     }
@@ -730,14 +722,14 @@ impl UnitLowerer<'_, '_> {
                         }
                         // A scalar result stored in a tensor variable keeps the tensor's shape.
                         if target_ty.is_tensor() && !result_ty.is_tensor() {
-                            let shape = self.target_shape(&target_ty, Some(span));
+                            let shape = self.target_shape(&target_ty, true)?;
                             let call = BuiltinCall::ToTensor { x: Operand::take(slot), shape };
                             self.emit(Instr::Builtin { dst: slot, call: Box::new(call) }, span);
                         }
                         result_ty
                     }
                 };
-                self.check_assigned(local, slot, &target_ty, &result_ty, span);
+                self.check_assigned(local, slot, &target_ty, &result_ty, span)?;
                 Ok(Operand::copy(slot))
             }
             Expr::Index { .. } | Expr::Slice { .. } => {
@@ -811,19 +803,20 @@ impl UnitLowerer<'_, '_> {
         declared: &Ty,
         value: &Ty,
         span: RelSpan,
-    ) {
+    ) -> Result<()> {
         if !declared.is_tensor() || shape_proven(declared, value) {
-            return;
+            return Ok(());
         }
-        let Some((dims, names)) = self.declared_dims(local, declared, span) else { return };
+        let Some((dims, vars)) = self.declared_dims(local, declared)? else { return Ok(()) };
         let check = self.add_check(ShapeCheck {
             context: CheckContext::Variable { name: self.body.locals[local].name.to_string() },
             declared: declared_text(&self.body.locals[local].ty, declared),
-            names,
+            vars,
             dims,
             ranked: true,
         });
         self.emit(Instr::CheckShape { slot, check }, span);
+        Ok(())
     }
 
     /// The dimensions a tensor variable must keep: as declared, or as inferred from its
@@ -832,14 +825,12 @@ impl UnitLowerer<'_, '_> {
         &self,
         local: hir::LocalId,
         declared: &Ty,
-        at: RelSpan,
-    ) -> Option<(Vec<DimSpec>, Vec<Option<String>>)> {
+    ) -> Result<Option<(Vec<DimSpec>, crate::code::SizeNames)>> {
         match &self.body.locals[local].ty {
             TypeRef::Tensor(dims) if !dims.is_empty() => {
-                let decl_span = self.body.source_map.local(local);
-                Some(self.decl_dims(local, decl_span, false))
+                Ok(Some((self.decl_dims(local)?, self.size_vars(dims)?)))
             }
-            _ => self.ty_dims(declared, at),
+            _ => self.ty_dims(declared),
         }
     }
 

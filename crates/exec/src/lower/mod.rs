@@ -16,17 +16,19 @@ mod expr;
 mod float_expr;
 mod stmt;
 
+use std::rc::Rc;
+
 use hir::{
-    Body, Db, DefId, DefKind, Dim, ExprId, HirSpan, InferenceResult, LocalId, RelSpan, SourceFile,
-    Ty,
-    body::{LocalKind, Qualifier, ScopeEnd, TypeRef},
+    Body, Db, DefId, DefKind, Dim, ExprId, HirSpan, InferenceResult, LocalId, RelSpan, Shape,
+    SizeExpr, SizeVar, SourceFile, Ty,
+    body::{LocalKind, Qualifier, TypeRef},
 };
 use rustc_hash::{FxHashMap, FxHashSet};
 use syntax::TextSize;
 
 use crate::code::{
     Callable, CheckContext, DimSpec, EntryLayout, EntryVariable, Instr, Operand, Program,
-    ShapeCheck, Slot, TargetShape, Unit, VariableKind,
+    ShapeCheck, SizeNames, SizePlace, SizeSpec, Slot, SolveSpec, TargetShape, Unit, VariableKind,
 };
 use crate::error::RuntimeError;
 use crate::value::Value;
@@ -604,130 +606,177 @@ impl<'db> UnitLowerer<'_, 'db> {
 
     // ----- shapes -----
 
-    /// The shape variable named `name` visible at `at` (the innermost one).
-    fn visible_shape_var(&self, name: &str, at: RelSpan) -> Option<DimSpec> {
-        let position = ScopeEnd { chunk: at.chunk, offset: at.range.start() };
-        let found = self
-            .body
-            .locals
-            .iter()
-            .filter(|(local, data)| {
-                data.kind == LocalKind::ShapeVar
-                    && data.name == name
-                    && self.body.source_map.is_visible(*local, position)
-            })
-            .max_by_key(|(local, data)| (data.scope_depth, local.into_raw().into_u32()))
-            .map(|(local, _)| local)?;
-        Some(match self.place_of(found).ok()? {
-            Place::Slot(slot) => DimSpec::Slot(slot),
-            Place::Global(global) => DimSpec::Global(global),
+    /// Where the value of a size variable lives: a slot of this unit, or a global (a top-level
+    /// shape variable or constant, which `hir` resolved to its file's top-level body).
+    fn size_place(&self, var: &SizeVar) -> Result<SizePlace> {
+        if var.def == self.def {
+            return Ok(match self.place_of(var.local)? {
+                Place::Slot(slot) => SizePlace::Slot(slot),
+                Place::Global(global) => SizePlace::Global(global),
+            });
+        }
+        self.global_of(var.def, var.local).map(SizePlace::Global)
+    }
+
+    fn size_expr(&self, expr: &SizeExpr<SizeVar>) -> Result<SizeExpr<SizePlace>> {
+        let mut failure = None;
+        let mapped = expr.map(&mut |var| match self.size_place(var) {
+            Ok(place) => SizeExpr::Var(place),
+            Err(error) => {
+                failure = Some(error);
+                SizeExpr::Const(0)
+            }
+        });
+        match failure {
+            Some(error) => Err(error),
+            None => Ok(mapped),
+        }
+    }
+
+    /// The run-time form of an extent to check against.
+    fn dim_spec(&self, dim: &Dim) -> Result<DimSpec> {
+        Ok(match dim {
+            Dim::Known(n) => DimSpec::Known(
+                usize::try_from(*n).map_err(|_| RuntimeError::internal("a negative extent"))?,
+            ),
+            Dim::Unknown => DimSpec::Any,
+            Dim::Expr(expr) => match expr.written() {
+                SizeExpr::Var(var) => match self.size_place(var)? {
+                    SizePlace::Slot(slot) => DimSpec::Slot(slot),
+                    SizePlace::Global(global) => DimSpec::Global(global),
+                },
+                written => DimSpec::Size(Rc::new(SizeSpec {
+                    expr: self.size_expr(written)?,
+                    text: dim.to_string().into_boxed_str(),
+                    vars: self
+                        .size_vars(std::slice::from_ref(dim))?
+                        .into_iter()
+                        .map(|(n, p)| (n.into_boxed_str(), p))
+                        .collect(),
+                })),
+            },
         })
     }
 
-    /// The shape variables a declaration binds fresh: those allocated right after its local.
-    fn fresh_shape_vars(&self, local: LocalId) -> Vec<(String, Place)> {
-        let mut fresh = Vec::new();
-        let mut index = local.into_raw().into_u32() + 1;
-        while let Some((id, data)) =
-            self.body.locals.iter().find(|(id, _)| id.into_raw().into_u32() == index)
-        {
-            if data.kind != LocalKind::ShapeVar {
-                break;
+    /// The variables of some extents by name, for messages.
+    fn size_vars(&self, dims: &[Dim]) -> Result<SizeNames> {
+        let mut out: SizeNames = Vec::new();
+        for dim in dims {
+            if let Dim::Expr(expr) = dim {
+                for var in expr.written().leaves() {
+                    let entry = (var.name.to_string(), self.size_place(var)?);
+                    if !out.contains(&entry) {
+                        out.push(entry);
+                    }
+                }
             }
-            if let Ok(place) = self.place_of(id) {
-                fresh.push((data.name.to_string(), place));
-            }
-            index += 1;
         }
-        fresh
+        Ok(out)
     }
 
-    /// The run-time form of a declared type's dimensions, binding fresh shape variables on their
-    /// first occurrence when `bind` is set.
-    fn decl_dims(
+    /// The checks of values against declared shapes, in the order they run: each extent binds
+    /// the variable `fresh` says it determines (as [`hir::binding_plan`] decides) or is
+    /// checked. Every shape gets one check of all its extents; an extent whose variables a later
+    /// one binds is checked again, alone, after them.
+    fn binding_checks(
         &self,
-        local: LocalId,
-        at: RelSpan,
-        bind: bool,
-    ) -> (Vec<DimSpec>, Vec<Option<String>>) {
-        let TypeRef::Tensor(dims) = &self.body.locals[local].ty else {
-            return (Vec::new(), Vec::new());
-        };
-        let fresh = self.fresh_shape_vars(local);
-        let mut bound: FxHashSet<String> = FxHashSet::default();
-        let mut specs = Vec::new();
-        let mut names = Vec::new();
-        for dim in dims {
-            match dim {
-                hir::DimRef::Known(n) => {
-                    specs.push(DimSpec::Known(usize::try_from(*n).unwrap_or(0)));
-                    names.push(None);
-                }
-                hir::DimRef::Var(name) => {
-                    names.push(Some(name.to_string()));
-                    let fresh_place = fresh.iter().find(|(n, _)| n == name).map(|(_, p)| *p);
-                    let spec = match fresh_place {
-                        Some(place) if bind && bound.insert(name.to_string()) => match place {
-                            Place::Slot(slot) => DimSpec::BindSlot(slot),
-                            Place::Global(global) => DimSpec::BindGlobal(global),
-                        },
-                        Some(Place::Slot(slot)) => DimSpec::Slot(slot),
-                        Some(Place::Global(global)) => DimSpec::Global(global),
-                        None => self.visible_shape_var(name, at).unwrap_or(DimSpec::Any),
-                    };
-                    specs.push(spec);
-                }
-                hir::DimRef::Error => {
-                    specs.push(DimSpec::Any);
-                    names.push(None);
-                }
+        shapes: &[&[Dim]],
+        fresh: &dyn Fn(&SizeVar) -> bool,
+    ) -> Result<Vec<(usize, Vec<DimSpec>)>> {
+        let mut owner = Vec::new();
+        let mut flat = Vec::new();
+        for (i, dims) in shapes.iter().enumerate() {
+            for (axis, dim) in dims.iter().enumerate() {
+                owner.push((i, axis));
+                flat.push(dim.clone());
             }
         }
-        (specs, names)
-    }
-
-    /// The run-time form of a type's dimensions, resolving shape variables visible at `at`.
-    fn ty_dims(&self, ty: &Ty, at: RelSpan) -> Option<(Vec<DimSpec>, Vec<Option<String>>)> {
-        let dims = ty.shape()?.dims()?;
-        let specs = dims
-            .iter()
-            .map(|dim| match dim {
-                Dim::Known(n) => DimSpec::Known(usize::try_from(*n).unwrap_or(0)),
-                Dim::Var(name) => self.visible_shape_var(name, at).unwrap_or(DimSpec::Any),
-                Dim::Unknown => DimSpec::Any,
-            })
-            .collect();
-        let names = dims
-            .iter()
-            .map(|dim| match dim {
-                Dim::Var(name) => Some(name.to_string()),
-                _ => None,
-            })
-            .collect();
-        Some((specs, names))
-    }
-
-    /// The shape a scalar is broadcast to where a tensor of type `ty` is expected.
-    fn target_shape(&self, ty: &Ty, at: Option<RelSpan>) -> TargetShape {
-        let Some(dims) = ty.shape().and_then(|shape| shape.dims()) else {
-            return TargetShape::Scalar;
-        };
-        if dims.is_empty() {
-            return TargetShape::Scalar;
+        let (steps, undetermined) = hir::binding_plan(&flat, fresh);
+        if !undetermined.is_empty() {
+            return Err(RuntimeError::internal("a shape variable that no extent determines"));
         }
-        let mut specs = Vec::new();
-        for dim in dims {
-            let spec = match (dim, at) {
-                (Dim::Known(n), _) => DimSpec::Known(usize::try_from(*n).unwrap_or(0)),
-                (Dim::Var(name), Some(at)) => match self.visible_shape_var(name, at) {
-                    Some(spec) => spec,
-                    None => return TargetShape::Scalar,
-                },
-                _ => return TargetShape::Scalar,
+        let mut checks: Vec<(usize, Vec<DimSpec>)> = Vec::new();
+        let mut last: Option<(usize, usize)> = None;
+        for step in steps {
+            let (shape, axis) = owner[step.index];
+            let spec = match &step.bind {
+                None => self.dim_spec(&flat[step.index])?,
+                Some((var, linear)) => {
+                    let place = self.size_place(var)?;
+                    match (linear.coefficient == hir::Ratio::ONE, &linear.rest) {
+                        (true, Dim::Known(0)) => match place {
+                            SizePlace::Slot(slot) => DimSpec::BindSlot(slot),
+                            SizePlace::Global(global) => DimSpec::BindGlobal(global),
+                        },
+                        (_, rest) => {
+                            let rest = rest.to_expr().ok_or_else(|| {
+                                RuntimeError::internal("an unknown size in a binding")
+                            })?;
+                            DimSpec::Solve(Rc::new(SolveSpec {
+                                var: place,
+                                coefficient: linear.coefficient,
+                                rest: self.size_expr(&rest)?,
+                                text: flat[step.index].to_string().into_boxed_str(),
+                                name: var.name.as_str().into(),
+                            }))
+                        }
+                    }
+                }
             };
-            specs.push(spec);
+            let continues = last.is_some_and(|(s, a)| s == shape && a < axis);
+            if !continues {
+                checks.push((shape, vec![DimSpec::Any; shapes[shape].len()]));
+            }
+            if let Some((_, specs)) = checks.last_mut() {
+                specs[axis] = spec;
+            }
+            last = Some((shape, axis));
         }
-        TargetShape::Dims(specs.into_boxed_slice())
+        Ok(checks)
+    }
+
+    /// The checks of a declaration's value against its declared extents, binding the shape
+    /// variables its initializer binds when `bind` is set.
+    fn decl_checks(&self, local: LocalId, bind: bool) -> Result<Vec<Vec<DimSpec>>> {
+        let TypeRef::Tensor(dims) = &self.body.locals[local].ty else { return Ok(Vec::new()) };
+        let def = self.def;
+        let fresh = |var: &SizeVar| {
+            bind && var.def == def && self.body.locals[var.local].bound_by == Some(local)
+        };
+        let checks = self.binding_checks(&[dims.as_slice()], &fresh)?;
+        Ok(checks.into_iter().map(|(_, specs)| specs).collect())
+    }
+
+    /// The extents a declaration without an initializer gives its zeros.
+    fn decl_dims(&self, local: LocalId) -> Result<Vec<DimSpec>> {
+        let TypeRef::Tensor(dims) = &self.body.locals[local].ty else { return Ok(Vec::new()) };
+        dims.iter().map(|dim| self.dim_spec(dim)).collect()
+    }
+
+    /// The run-time form of a type's dimensions, with the names of their variables.
+    fn ty_dims(&self, ty: &Ty) -> Result<Option<(Vec<DimSpec>, SizeNames)>> {
+        let Some(dims) = ty.shape().and_then(Shape::dims) else { return Ok(None) };
+        let specs = dims.iter().map(|dim| self.dim_spec(dim)).collect::<Result<Vec<_>>>()?;
+        Ok(Some((specs, self.size_vars(dims)?)))
+    }
+
+    /// The shape a scalar is broadcast to where a tensor of type `ty` is expected. The sizes of
+    /// a type of this unit are read where they live; a callee's parameter type (`own` unset)
+    /// gives its known extents only, since its shape variables have no values in the caller.
+    fn target_shape(&self, ty: &Ty, own: bool) -> Result<TargetShape> {
+        let Some(dims) = ty.shape().and_then(|shape| shape.dims()) else {
+            return Ok(TargetShape::Scalar);
+        };
+        let unknown = |dim: &Dim| match dim {
+            Dim::Known(_) => false,
+            Dim::Expr(_) => !own,
+            Dim::Unknown => true,
+        };
+        if dims.is_empty() || dims.iter().any(unknown) {
+            return Ok(TargetShape::Scalar);
+        }
+        let specs = dims.iter().map(|dim| self.dim_spec(dim)).collect::<Result<Vec<_>>>()?;
+        Ok(TargetShape::Dims(specs.into_boxed_slice()))
     }
 
     fn add_check(&mut self, check: ShapeCheck) -> u32 {
@@ -740,42 +789,21 @@ impl<'db> UnitLowerer<'_, 'db> {
     /// Checks the arguments' shapes and binds the shape variables of the parameters.
     fn prologue(&mut self) -> Result<u32> {
         let body = self.body;
-        let mut bound: FxHashSet<String> = FxHashSet::default();
-        for (index, &param) in body.params.iter().enumerate() {
+        let shapes: Vec<&[Dim]> = body
+            .params
+            .iter()
+            .map(|&param| match &body.locals[param].ty {
+                TypeRef::Tensor(dims) => dims.as_slice(),
+                _ => &[],
+            })
+            .collect();
+        for (index, specs) in self.binding_checks(&shapes, &|_| true)? {
+            let param = body.params[index];
             let data = &body.locals[param];
-            let TypeRef::Tensor(dims) = &data.ty else { continue };
-            if dims.is_empty() {
-                continue;
-            }
-            let mut specs = Vec::new();
-            let mut names = Vec::new();
-            for dim in dims {
-                match dim {
-                    hir::DimRef::Known(n) => {
-                        specs.push(DimSpec::Known(usize::try_from(*n).unwrap_or(0)));
-                        names.push(None);
-                    }
-                    hir::DimRef::Var(name) => {
-                        let var = self.function_shape_var(name);
-                        let spec = match var {
-                            Some(slot) if bound.insert(name.to_string()) => DimSpec::BindSlot(slot),
-                            Some(slot) => DimSpec::Slot(slot),
-                            None => DimSpec::Any,
-                        };
-                        specs.push(spec);
-                        names.push(Some(name.to_string()));
-                    }
-                    hir::DimRef::Error => {
-                        specs.push(DimSpec::Any);
-                        names.push(None);
-                    }
-                }
-            }
-            let declared = hir::infer::ty_of_ref(&data.ty).to_string();
             let check = self.add_check(ShapeCheck {
                 context: CheckContext::Argument { function: self.function_name.clone(), index },
-                declared,
-                names,
+                declared: hir::infer::ty_of_ref(&data.ty).to_string(),
+                vars: self.size_vars(shapes[index])?,
                 dims: specs,
                 ranked: true,
             });
@@ -783,20 +811,6 @@ impl<'db> UnitLowerer<'_, 'db> {
             self.emit(Instr::CheckShape { slot: index as Slot, check }, span);
         }
         Ok(self.here())
-    }
-
-    /// The slot of a shape variable of this function's signature.
-    fn function_shape_var(&self, name: &str) -> Option<Slot> {
-        self.body
-            .locals
-            .iter()
-            .find(|(_, data)| {
-                data.kind == LocalKind::ShapeVar && data.scope_depth == 0 && data.name == name
-            })
-            .and_then(|(local, _)| match self.places.get(&local) {
-                Some(Place::Slot(slot)) => Some(*slot),
-                _ => None,
-            })
     }
 
     /// Whether an assignment or `++` sits inside `expr` below its root.
@@ -825,23 +839,13 @@ fn holds_heap(infer: &InferenceResult) -> bool {
     infer.expr_types.values().any(heap) || infer.local_types.values().any(heap)
 }
 
-/// Whether `value` is statically known to have the shape `declared` demands.
+/// Whether the checker proved that `value` has the shape `declared` demands, so that storing it
+/// needs no run-time check.
 fn shape_proven(declared: &Ty, value: &Ty) -> bool {
-    let (Some(declared), Some(value)) = (declared.shape(), value.shape()) else {
+    match (declared.shape(), value.shape()) {
+        (Some(declared), Some(value)) => hir::shapes_proven_equal(declared, value),
         // A scalar stored into a tensor is broadcast to the declared shape.
-        return !value.is_tensor();
-    };
-    match (declared.dims(), value.dims()) {
-        (None, _) => true,
-        (Some(_), None) => false,
-        (Some(a), Some(b)) => {
-            a.len() == b.len()
-                && a.iter().zip(b).all(|pair| match pair {
-                    (Dim::Known(x), Dim::Known(y)) => x == y,
-                    (Dim::Var(x), Dim::Var(y)) => x == y,
-                    _ => false,
-                })
-        }
+        _ => !value.is_tensor(),
     }
 }
 

@@ -4,7 +4,7 @@
 use std::rc::Rc;
 
 use hir::{
-    ExprId, RelSpan, Stmt, StmtId, Ty,
+    Dim, ExprId, RelSpan, SizeVar, Stmt, StmtId, Ty,
     body::{ArithOp, Expr, IndexAssignOp, IndexFactor, IndexStmt, Literal},
 };
 
@@ -298,10 +298,7 @@ impl UnitLowerer<'_, '_> {
                     Ty::Float => ZeroKind::Float,
                     Ty::Bool => ZeroKind::Bool,
                     Ty::Char => ZeroKind::Char,
-                    Ty::Tensor(_) => {
-                        let (dims, _) = self.decl_dims(local, span, false);
-                        ZeroKind::Tensor(dims.into_boxed_slice())
-                    }
+                    Ty::Tensor(_) => ZeroKind::Tensor(self.decl_dims(local)?.into_boxed_slice()),
                     _ => return Err(self.internal("a declaration of this type", span)),
                 };
                 self.emit(Instr::Zero { dst: slot, kind: Box::new(kind) }, span);
@@ -311,23 +308,28 @@ impl UnitLowerer<'_, '_> {
             self.emit(Instr::Leaf { slot }, span);
         }
         // Declared dimensions are checked (and fresh shape variables bound) unless the checker
-        // proved the initializer's shape.
-        let has_dims =
-            matches!(&self.body.locals[local].ty, hir::body::TypeRef::Tensor(d) if !d.is_empty());
-        if has_dims && let Some(init) = init {
+        // proved the initializer's shape, and it was written as a size that needs no check of
+        // its own (`n / 2` must divide, `n - 1` must not be negative).
+        if let hir::body::TypeRef::Tensor(dims) = &self.body.locals[local].ty
+            && !dims.is_empty()
+            && let Some(init) = init
+        {
             let value_ty = self.ty(init);
-            let fresh = !self.fresh_shape_vars(local).is_empty();
-            if fresh || !shape_proven(&declared, &value_ty) {
-                let (dims, names) = self.decl_dims(local, span, true);
+            let fresh = self.body.locals.iter().any(|(_, data)| data.bound_by == Some(local));
+            let valid = dims.iter().all(Dim::is_always_valid);
+            if fresh || !valid || !shape_proven(&declared, &value_ty) {
                 let declared_text = hir::infer::ty_of_ref(&self.body.locals[local].ty).to_string();
-                let check = self.add_check(ShapeCheck {
-                    context: CheckContext::Variable { name },
-                    declared: declared_text,
-                    names,
-                    dims,
-                    ranked: true,
-                });
-                self.emit(Instr::CheckShape { slot, check }, span);
+                let vars = self.size_vars(dims)?;
+                for dims in self.decl_checks(local, true)? {
+                    let check = self.add_check(ShapeCheck {
+                        context: CheckContext::Variable { name: name.clone() },
+                        declared: declared_text.clone(),
+                        vars: vars.clone(),
+                        dims,
+                        ranked: true,
+                    });
+                    self.emit(Instr::CheckShape { slot, check }, span);
+                }
             }
         }
         if let Place::Global(global) = place {
@@ -345,7 +347,7 @@ impl UnitLowerer<'_, '_> {
         let shape: Option<Vec<usize>> = dims
             .iter()
             .map(|dim| match dim {
-                hir::Dim::Known(n) => usize::try_from(*n).ok(),
+                Dim::Known(n) => usize::try_from(*n).ok(),
                 _ => None,
             })
             .collect();
@@ -380,19 +382,23 @@ impl UnitLowerer<'_, '_> {
         let ret = hir::infer::ty_of_ref(&ret_ref);
         let value_ty = self.ty(value);
         let operand = self.value_as(value, &ret, Dest::Any, Some(span))?;
-        let needs_check = matches!(&ret_ref, hir::body::TypeRef::Tensor(d) if !d.is_empty())
-            && !shape_proven(&ret, &value_ty);
-        if needs_check {
+        // As for a declaration: a size such as `n / 2` is checked even where the value's shape
+        // is proven equal to it, since it must also be a whole number.
+        let needs_check = matches!(&ret_ref, hir::body::TypeRef::Tensor(d)
+            if !d.is_empty() && (!d.iter().all(Dim::is_always_valid) || !shape_proven(&ret, &value_ty)));
+        if needs_check && let hir::body::TypeRef::Tensor(dims) = &ret_ref {
             let slot = operand.slot();
-            let (dims, names) = self.return_dims(&ret_ref);
-            let check = self.add_check(ShapeCheck {
-                context: CheckContext::Return { function: self.function_name.clone() },
-                declared: ret.to_string(),
-                names,
-                dims,
-                ranked: true,
-            });
-            self.emit(Instr::CheckShape { slot, check }, span);
+            let vars = self.size_vars(dims)?;
+            for dims in self.return_checks(dims)? {
+                let check = self.add_check(ShapeCheck {
+                    context: CheckContext::Return { function: self.function_name.clone() },
+                    declared: ret.to_string(),
+                    vars: vars.clone(),
+                    dims,
+                    ranked: true,
+                });
+                self.emit(Instr::CheckShape { slot, check }, span);
+            }
         }
         // `return a + b;` on ints: the arithmetic that made the temporary returns it directly.
         let fusable = ret == Ty::Int && operand.is_take() && self.last_bound != Some(self.here());
@@ -408,18 +414,21 @@ impl UnitLowerer<'_, '_> {
         Ok(())
     }
 
-    fn return_dims(&self, ret: &hir::body::TypeRef) -> (Vec<DimSpec>, Vec<Option<String>>) {
-        let hir::body::TypeRef::Tensor(dims) = ret else { return (Vec::new(), Vec::new()) };
-        dims.iter()
-            .map(|dim| match dim {
-                hir::DimRef::Known(n) => (DimSpec::Known(usize::try_from(*n).unwrap_or(0)), None),
-                hir::DimRef::Var(name) => {
-                    let spec = self.function_shape_var(name).map_or(DimSpec::Any, DimSpec::Slot);
-                    (spec, Some(name.to_string()))
-                }
-                hir::DimRef::Error => (DimSpec::Any, None),
+    /// The checks of a returned value: the return type's extents, which bind the shape
+    /// variables that only the return type names (`k` in `function Tensor[k] f(...)`).
+    fn return_checks(&self, dims: &[Dim]) -> Result<Vec<Vec<DimSpec>>> {
+        let in_params: Vec<SizeVar> = self
+            .body
+            .params
+            .iter()
+            .flat_map(|&p| match &self.body.locals[p].ty {
+                hir::body::TypeRef::Tensor(dims) => dims.iter().flat_map(Dim::vars).collect(),
+                _ => Vec::new(),
             })
-            .unzip()
+            .collect();
+        let fresh = |var: &SizeVar| var.def == self.def && !in_params.contains(var);
+        let checks = self.binding_checks(&[dims], &fresh)?;
+        Ok(checks.into_iter().map(|(_, specs)| specs).collect())
     }
 
     /// `C(i,j) op= factors...` as one contraction whose output labels are the target's.

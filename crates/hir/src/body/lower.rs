@@ -17,6 +17,7 @@ use crate::{
     db::{Db, DefSource, def_source, item_tree},
     diagnostics::{Code, HirDiagnostic},
     literal::{parse_float, parse_int, unquote},
+    ty::{Dim, SizeError, SizeExpr, SizeOp, SizeVar, binding_plan},
 };
 
 /// How much stack recursion may use before a new segment is allocated, and how big one is.
@@ -286,6 +287,16 @@ impl Lowerer {
         for param in fn_def.param_list().into_iter().flat_map(|list| list.params()) {
             self.lower_param(&param);
         }
+        let dims: Vec<Dim> = self
+            .body
+            .params
+            .iter()
+            .flat_map(|&p| match &self.body.locals[p].ty {
+                TypeRef::Tensor(dims) => dims.clone(),
+                _ => Vec::new(),
+            })
+            .collect();
+        self.check_determined(&dims, &|_| true, "the parameters' extents");
         if let Some(ret) = fn_def.ret_type() {
             self.signature.ret_span = Some(self.span(ret.syntax()));
             self.signature.ret = match ret.ty() {
@@ -321,6 +332,7 @@ impl Lowerer {
                 kind: LocalKind::Param,
                 const_value: None,
                 scope_depth: 0,
+                bound_by: None,
             },
             name_span,
         );
@@ -516,24 +528,27 @@ impl Lowerer {
                     kind: LocalKind::Variable,
                     const_value,
                     scope_depth: self.depth(),
+                    bound_by: None,
                 },
                 name_span,
             );
             self.bind(&name, local);
-            for (var_name, var_span) in fresh {
-                let var = self.alloc_local(
-                    Local {
-                        name: var_name.clone(),
-                        // Read-only either way (its kind says so), but only a `cns` declaration
-                        // makes it a constant that functions, tests and importers may read.
-                        qualifier: qualifier.filter(|&q| q == Qualifier::Cns),
-                        ty: TypeRef::Int,
-                        kind: LocalKind::ShapeVar,
-                        const_value: None,
-                        scope_depth: self.depth(),
-                    },
-                    var_span,
-                );
+            if !fresh.is_empty()
+                && let TypeRef::Tensor(dims) = &self.body.locals[local].ty
+            {
+                let dims = dims.clone();
+                let def = self.def;
+                let is_fresh = |var: &SizeVar| var.def == def && fresh.contains(&var.local);
+                self.check_determined(&dims, &is_fresh, "the initializer's extents");
+            }
+            // The shape variables the initializer binds are named after the declaration's name.
+            for var in fresh {
+                let data = &mut self.body.locals[var];
+                data.bound_by = Some(local);
+                // Read-only either way (its kind says so), but only a `cns` declaration makes it
+                // a constant that functions, tests and importers may read.
+                data.qualifier = qualifier.filter(|&q| q == Qualifier::Cns);
+                let var_name = data.name.clone();
                 self.bind(&var_name, var);
             }
             stmts.push(self.alloc_stmt(Stmt::Decl { local, init }, span));
@@ -555,13 +570,14 @@ impl Lowerer {
     }
 
     /// A type and the shape variables its dimensions bind fresh (for a declaration to bind after
-    /// its name). Parameters bind theirs at once.
+    /// its name; their locals exist already, so the dimensions can name them). Parameters bind
+    /// theirs at once.
     fn lower_decl_type(
         &mut self,
         ty: &ast::Type,
         extra: Vec<ast::Dim>,
         free: FreeDims,
-    ) -> (TypeRef, Vec<(SmolStr, RelSpan)>) {
+    ) -> (TypeRef, Vec<LocalId>) {
         let mut fresh = Vec::new();
         let ty = match ty {
             ast::Type::PrimType(prim) => {
@@ -595,12 +611,9 @@ impl Lowerer {
         (ty, fresh)
     }
 
-    fn lower_dim(
-        &mut self,
-        dim: &ast::Dim,
-        free: FreeDims,
-        fresh: &mut Vec<(SmolStr, RelSpan)>,
-    ) -> DimRef {
+    /// One bracketed dimension: a size expression over literals, `cns int` constants and shape
+    /// variables, resolved to this body's locals (an unknown dimension after an error).
+    fn lower_dim(&mut self, dim: &ast::Dim, free: FreeDims, fresh: &mut Vec<LocalId>) -> Dim {
         let span = self.span(dim.syntax());
         let Some(expr) = dim.expr() else {
             if dim.r_brack_token().is_some() {
@@ -611,83 +624,194 @@ impl Lowerer {
                 )
                 .help("write the extent, as in `[3]`, or leave the brackets out for rank 0");
             }
-            return DimRef::Error;
+            return Dim::Unknown;
         };
-        if let ast::Expr::PathExpr(path) = &expr {
-            let name = path.name_ref().map(|n| SmolStr::new(n.text())).unwrap_or_default();
-            let expr_span = self.span(expr.syntax());
-            if let Some(local) = self.lookup(&name) {
-                let local = &self.body.locals[local];
-                return match (local.kind, local.const_value) {
-                    (LocalKind::ShapeVar, _) => DimRef::Var(name),
-                    (_, Some(value)) => self.checked_extent(value, span),
-                    _ => {
-                        self.error(
-                            Code::InvalidDimension,
-                            expr_span,
-                            format!("`{name}` is not a constant: a dimension must be an integer literal, a `cns int` or a shape variable"),
-                        )
-                        .help(format!("declare it as `cns int {name} = ...;`"));
-                        DimRef::Error
+        let Some(size) = self.lower_size(&expr, free, fresh) else { return Dim::Unknown };
+        match Dim::from_expr(size) {
+            Ok(dim) => dim,
+            Err(error) => {
+                let text = expr.syntax().text().to_string();
+                let (message, help) = match error {
+                    SizeError::Negative(value) => {
+                        (format!("a dimension cannot be negative ({value})"), None)
+                    }
+                    SizeError::Inexact { dividend, divisor } => (
+                        format!(
+                            "the dimension `{text}` is not a whole number: {dividend} / {divisor} leaves a remainder"
+                        ),
+                        None,
+                    ),
+                    SizeError::NonConstantDivisor => (
+                        format!("the dimension `{text}` divides by a size that is not a constant"),
+                        Some(
+                            "a size may be divided only by a constant; compute the quotient into an `int` variable first",
+                        ),
+                    ),
+                    SizeError::DivisionByZero => {
+                        (format!("the dimension `{text}` divides by zero"), None)
+                    }
+                    SizeError::Overflow | SizeError::Unbound => {
+                        (format!("the dimension `{text}` does not fit in a 64-bit int"), None)
                     }
                 };
-            }
-            if let Some(&value) = self.globals.get(&name) {
-                return self.checked_extent(value, span);
-            }
-            if fresh.iter().any(|(n, _)| *n == name) {
-                return DimRef::Var(name);
-            }
-            return match free {
-                FreeDims::BindShapeVar => {
-                    let local = self.alloc_local(
-                        Local {
-                            name: name.clone(),
-                            qualifier: Some(Qualifier::Cns),
-                            ty: TypeRef::Int,
-                            kind: LocalKind::ShapeVar,
-                            const_value: None,
-                            scope_depth: 0,
-                        },
-                        expr_span,
-                    );
-                    self.bind(&name, local);
-                    self.signature.shape_vars.push(name.clone());
-                    DimRef::Var(name)
+                let diagnostic = self.error(Code::InvalidDimension, span, message);
+                if let Some(help) = help {
+                    diagnostic.help(help);
                 }
-                FreeDims::Allow => DimRef::Var(name),
-                FreeDims::BindFromInit => {
-                    fresh.push((name.clone(), expr_span));
-                    DimRef::Var(name)
-                }
-                FreeDims::Reject => {
-                    let candidates = self.dimension_names();
-                    let span = self.hir_span(expr_span);
-                    let diagnostic = self.error(
-                        Code::UnknownDimension,
-                        expr_span,
-                        format!("cannot find `{name}` for this dimension"),
-                    );
-                    if !crate::suggest::did_you_mean_owned(diagnostic, &name, span, &candidates) {
-                        diagnostic.help(format!(
-                            "a new shape variable such as `{name}` can only be bound by a parameter or by a declaration with an initializer"
-                        ));
+                Dim::Unknown
+            }
+        }
+    }
+
+    /// A size expression as written, with names resolved; `None` after reporting what is not
+    /// one.
+    fn lower_size(
+        &mut self,
+        expr: &ast::Expr,
+        free: FreeDims,
+        fresh: &mut Vec<LocalId>,
+    ) -> Option<SizeExpr<SizeVar>> {
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+            self.lower_size_inner(expr, free, fresh)
+        })
+    }
+
+    fn lower_size_inner(
+        &mut self,
+        expr: &ast::Expr,
+        free: FreeDims,
+        fresh: &mut Vec<LocalId>,
+    ) -> Option<SizeExpr<SizeVar>> {
+        let expr_span = self.span(expr.syntax());
+        let not_a_size = |this: &mut Lowerer| {
+            this.error(
+                Code::InvalidDimension,
+                expr_span,
+                "a dimension must be an integer expression of literals, `cns int` constants and shape variables under `+ - * / %`".to_owned(),
+            );
+            None
+        };
+        match expr {
+            ast::Expr::Literal(literal) => match (literal.kind(), literal.token()) {
+                (Some(ast::LiteralKind::Int), Some(token)) => match parse_int(token.text()) {
+                    Some(value) => Some(SizeExpr::Const(value)),
+                    None => {
+                        self.error(
+                            Code::LiteralOutOfRange,
+                            expr_span,
+                            format!(
+                                "integer literal `{}` does not fit in a 64-bit int",
+                                token.text()
+                            ),
+                        );
+                        None
                     }
-                    DimRef::Error
+                },
+                _ => not_a_size(self),
+            },
+            ast::Expr::ParenExpr(paren) => self.lower_size(&paren.expr()?, free, fresh),
+            ast::Expr::PrefixExpr(prefix) => {
+                let operand = self.lower_size(&prefix.expr()?, free, fresh)?;
+                match prefix.op_kind()? {
+                    ast::PrefixOp::Neg => Some(SizeExpr::Neg(Box::new(operand))),
+                    ast::PrefixOp::Plus => Some(operand),
+                    _ => not_a_size(self),
+                }
+            }
+            ast::Expr::BinExpr(bin) => {
+                let op = match bin.op_kind()? {
+                    ast::BinaryOp::Arith(ArithOp::Add) => SizeOp::Add,
+                    ast::BinaryOp::Arith(ArithOp::Sub) => SizeOp::Sub,
+                    ast::BinaryOp::Arith(ArithOp::Mul) => SizeOp::Mul,
+                    ast::BinaryOp::Arith(ArithOp::Div) => SizeOp::Div,
+                    ast::BinaryOp::Arith(ArithOp::Rem) => SizeOp::Rem,
+                    _ => return not_a_size(self),
+                };
+                let lhs = self.lower_size(&bin.lhs()?, free, fresh);
+                let rhs = self.lower_size(&bin.rhs()?, free, fresh);
+                Some(SizeExpr::binary(op, lhs?, rhs?))
+            }
+            ast::Expr::PathExpr(path) => {
+                let name_ref = path.name_ref()?;
+                let name = SmolStr::new(name_ref.text());
+                self.lower_size_name(name, expr_span, free, fresh)
+            }
+            _ => not_a_size(self),
+        }
+    }
+
+    /// A name in a dimension: a shape variable or constant in scope, a top-level constant, or,
+    /// where `free` allows, a new shape variable.
+    fn lower_size_name(
+        &mut self,
+        name: SmolStr,
+        span: RelSpan,
+        free: FreeDims,
+        fresh: &mut Vec<LocalId>,
+    ) -> Option<SizeExpr<SizeVar>> {
+        let fresh_local = fresh.iter().copied().find(|&l| self.body.locals[l].name == name);
+        if let Some(local) = self.lookup(&name).or(fresh_local) {
+            let data = &self.body.locals[local];
+            return match (data.kind, data.const_value) {
+                (LocalKind::ShapeVar, _) => {
+                    self.body.source_map.size_uses.push((span, local));
+                    Some(SizeExpr::Var(self.size_var(local)))
+                }
+                (_, Some(value)) => Some(SizeExpr::Const(value)),
+                _ => {
+                    self.error(
+                        Code::InvalidDimension,
+                        span,
+                        format!("`{name}` is not a constant: a dimension must be an integer literal, a `cns int` or a shape variable"),
+                    )
+                    .help(format!("declare it as `cns int {name} = ...;`"));
+                    None
                 }
             };
         }
-        match const_eval(&expr, &|n| self.const_of(n)) {
-            Some(value) => self.checked_extent(value, span),
-            None => {
-                let expr_span = self.span(expr.syntax());
-                self.error(
-                    Code::InvalidDimension,
-                    expr_span,
-                    "a dimension must be an integer literal, a `cns int` or a shape variable"
-                        .to_owned(),
+        if let Some(&value) = self.globals.get(&name) {
+            return Some(SizeExpr::Const(value));
+        }
+        let new_var = |this: &mut Lowerer, qualifier| {
+            this.alloc_local(
+                Local {
+                    name: name.clone(),
+                    qualifier,
+                    ty: TypeRef::Int,
+                    kind: LocalKind::ShapeVar,
+                    const_value: None,
+                    scope_depth: this.depth(),
+                    bound_by: None,
+                },
+                span,
+            )
+        };
+        match free {
+            FreeDims::BindShapeVar => {
+                let local = new_var(self, Some(Qualifier::Cns));
+                self.bind(&name, local);
+                self.signature.shape_vars.push(name.clone());
+                Some(SizeExpr::Var(self.size_var(local)))
+            }
+            FreeDims::Allow | FreeDims::BindFromInit => {
+                let local = new_var(self, None);
+                fresh.push(local);
+                Some(SizeExpr::Var(self.size_var(local)))
+            }
+            FreeDims::Reject => {
+                let candidates = self.dimension_names();
+                let hir_span = self.hir_span(span);
+                let diagnostic = self.error(
+                    Code::UnknownDimension,
+                    span,
+                    format!("cannot find `{name}` for this dimension"),
                 );
-                DimRef::Error
+                if !crate::suggest::did_you_mean_owned(diagnostic, &name, hir_span, &candidates) {
+                    diagnostic.help(format!(
+                        "a new shape variable such as `{name}` can only be bound by a parameter or by a declaration with an initializer"
+                    ));
+                }
+                None
             }
         }
     }
@@ -714,16 +838,31 @@ impl Lowerer {
         out
     }
 
-    fn checked_extent(&mut self, value: i64, span: RelSpan) -> DimRef {
-        if value < 0 {
+    /// Reports the shape variables that `dims` are to bind but do not determine (`m` in
+    /// `Tensor x[n*m]`).
+    fn check_determined(&mut self, dims: &[Dim], fresh: &dyn Fn(&SizeVar) -> bool, by: &str) {
+        let (_, undetermined) = binding_plan(dims, fresh);
+        for var in undetermined {
+            let span = self.body.source_map.local(var.local);
+            let written: Vec<String> =
+                dims.iter().filter(|d| d.vars().contains(&var)).map(|d| format!("`{d}`")).collect();
+            let name = &var.name;
             self.error(
-                Code::InvalidDimension,
+                Code::UndeterminedSize,
                 span,
-                format!("a dimension cannot be negative ({value})"),
-            );
-            return DimRef::Error;
+                format!(
+                    "shape variable `{name}` is not determined by {by}: it occurs only in {}",
+                    written.join(", ")
+                ),
+            )
+            .help(format!(
+                "an extent determines a variable when it is the only unbound one in it and occurs linearly, as in `[{name}]` or `[2*{name} + 1]`; give `{name}` an extent of its own"
+            ));
         }
-        DimRef::Known(value)
+    }
+
+    fn size_var(&self, local: LocalId) -> SizeVar {
+        SizeVar { def: self.def, local, name: self.body.locals[local].name.clone() }
     }
 
     /// A type inside an expression (a cast or `sizeof`): no new shape variables.

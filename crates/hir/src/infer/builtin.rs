@@ -145,15 +145,18 @@ impl InferCtx<'_> {
                     return Ty::Error;
                 };
                 let to = self.shape_list(args[1], &arg_tys[1], name);
-                if let (Some(a), Some(b)) = (from.known_size(), to.known_size())
-                    && a != b
-                {
+                let (a, b) = (from.size(), to.size());
+                if a.conflicts(&b) {
                     let span = self.expr_span(expr);
+                    let (tensor_span, list_span) =
+                        (self.expr_span(args[0]), self.expr_span(args[1]));
                     self.report(
                         Code::ElementCountMismatch,
                         span,
                         format!("cannot reshape Tensor{from} ({a} elements) to Tensor{to} ({b} elements)"),
-                    );
+                    )
+                    .label(tensor_span, format!("Tensor{from} has {a} elements"))
+                    .label(list_span, format!("Tensor{to} has {b} elements"));
                     return Ty::Error;
                 }
                 Ty::Tensor(to)
@@ -183,18 +186,18 @@ impl InferCtx<'_> {
                     && x.iter().zip(y).enumerate().all(|(i, (p, q))| i == axis || !p.conflicts(q));
                 if !compatible {
                     let span = self.expr_span(expr);
+                    let (a_span, b_span) = (self.expr_span(args[0]), self.expr_span(args[1]));
                     self.report(
                         Code::BroadcastMismatch,
                         span,
                         format!("`concat` along axis {axis} needs the other extents to agree, but the operands are Tensor{a} and Tensor{b}"),
-                    );
+                    )
+                    .label(a_span, format!("Tensor{a}"))
+                    .label(b_span, format!("Tensor{b}"));
                     return Ty::Error;
                 }
                 let mut dims: Vec<Dim> = x.iter().zip(y).map(|(p, q)| p.join(q)).collect();
-                dims[axis] = match (&x[axis], &y[axis]) {
-                    (Dim::Known(p), Dim::Known(q)) => Dim::Known(p + q),
-                    _ => Dim::Unknown,
-                };
+                dims[axis] = x[axis].add(&y[axis]);
                 Ty::tensor(dims)
             }
             Rule::Stack => {
@@ -206,11 +209,14 @@ impl InferCtx<'_> {
                 };
                 if !crate::ty::shapes_compatible(&a, &b) {
                     let span = self.expr_span(expr);
+                    let (a_span, b_span) = (self.expr_span(args[0]), self.expr_span(args[1]));
                     self.report(
                         Code::BroadcastMismatch,
                         span,
                         format!("`stack` needs two tensors of one shape, but they are Tensor{a} and Tensor{b}"),
-                    );
+                    )
+                    .label(a_span, format!("Tensor{a}"))
+                    .label(b_span, format!("Tensor{b}"));
                     return Ty::Error;
                 }
                 match a {

@@ -1,7 +1,6 @@
 //! Calls: of functions (with shape variables unified against the arguments), of built-ins, and
 //! of derivatives built by `grad`, `jvp`, `vjp`, `hessian` and `jacobian`.
 
-use rustc_hash::FxHashMap;
 use smol_str::SmolStr;
 
 use super::{InferCtx, Resolution, Target, ty_of_ref};
@@ -9,7 +8,7 @@ use crate::{
     DefId,
     body::{Expr, ExprId, HirSpan, TransformOp, signature_query},
     diagnostics::Code,
-    ty::{Dim, FnTy, Shape, Ty},
+    ty::{Dim, FnTy, Shape, SizeVar, SolveError, Ty},
 };
 
 /// A shape variable bound twice: its name, the first extent and the argument that bound it, and
@@ -156,8 +155,8 @@ impl InferCtx<'_> {
             }
             return Ty::Error;
         }
-        let mut bindings: FxHashMap<SmolStr, (Dim, usize)> = FxHashMap::default();
-        let mut order: Vec<SmolStr> = Vec::new();
+        // Extents of parameters against the arguments': (argument, parameter's, argument's).
+        let mut pairs: Vec<(usize, Dim, Dim)> = Vec::new();
         for (i, ((&arg, arg_ty), param_ty)) in args.iter().zip(arg_tys).zip(params).enumerate() {
             if arg_ty.is_error() || param_ty.is_error() {
                 continue;
@@ -171,41 +170,7 @@ impl InferCtx<'_> {
                         );
                         continue;
                     }
-                    for (pd, ad) in pdims.iter().zip(adims) {
-                        match pd {
-                            Dim::Known(_) if pd.conflicts(ad) => {
-                                self.argument_shape_error(
-                                    arg, arg_ty, param_ty, i, callee, param_span, None,
-                                );
-                                break;
-                            }
-                            Dim::Var(var) => match bindings.get(var) {
-                                Some((bound, j)) if bound.conflicts(ad) => {
-                                    let conflict = (var.clone(), bound.clone(), *j, ad.clone());
-                                    self.argument_shape_error(
-                                        arg,
-                                        arg_ty,
-                                        param_ty,
-                                        i,
-                                        callee,
-                                        param_span,
-                                        Some((conflict, args)),
-                                    );
-                                    break;
-                                }
-                                Some((bound, j)) => {
-                                    let joined = bound.join(ad);
-                                    let j = *j;
-                                    bindings.insert(var.clone(), (joined, j));
-                                }
-                                None => {
-                                    order.push(var.clone());
-                                    bindings.insert(var.clone(), (ad.clone(), i));
-                                }
-                            },
-                            _ => {}
-                        }
-                    }
+                    pairs.extend(pdims.iter().zip(adims).map(|(p, a)| (i, p.clone(), a.clone())));
                 }
                 (Ty::Tensor(_), Ty::Tensor(_)) => {}
                 _ => {
@@ -218,12 +183,171 @@ impl InferCtx<'_> {
                 }
             }
         }
-        let substitution: Vec<(SmolStr, Dim)> =
-            order.iter().map(|var| (var.clone(), bindings[var].0.clone())).collect();
+        let bindings = match self.unify_sizes(callee, args, arg_tys, &pairs) {
+            Some(bindings) => bindings,
+            None => return substitute(&callee.fn_ty.ret, &[]),
+        };
+        let substitution: Vec<(SizeVar, Dim)> =
+            bindings.iter().map(|b| (b.var.clone(), b.value.clone())).collect();
         if !substitution.is_empty() {
             self.result.shape_bindings.push((expr, substitution.clone()));
         }
         substitute(&callee.fn_ty.ret, &substitution)
+    }
+
+    /// Binds the callee's size variables from the arguments' extents and checks every extent
+    /// against what the bindings make of the parameter's. A variable is bound by the first
+    /// extent that determines it (`m` in `2*m` by an 8, to 4), trying again while bindings make
+    /// more extents solvable; what stays unbound is unknown. `None` after reporting a mismatch.
+    fn unify_sizes(
+        &mut self,
+        callee: &Callee,
+        args: &[ExprId],
+        arg_tys: &[Ty],
+        pairs: &[(usize, Dim, Dim)],
+    ) -> Option<Vec<Binding>> {
+        let mut bindings: Vec<Binding> = Vec::new();
+        let bound = |bindings: &[Binding], var: &SizeVar| {
+            bindings.iter().find(|b| b.var == *var).map(|b| b.value.clone())
+        };
+        loop {
+            let mut progress = false;
+            for (i, param, arg) in pairs {
+                if *arg == Dim::Unknown {
+                    continue;
+                }
+                let unbound: Vec<SizeVar> =
+                    param.vars().into_iter().filter(|v| bound(&bindings, v).is_none()).collect();
+                let [var] = unbound.as_slice() else { continue };
+                let partial = param.substitute(&mut |v| match v == var {
+                    true => Some(Dim::var(var.clone())),
+                    false => bound(&bindings, v),
+                });
+                let Ok(partial) = partial else { continue };
+                match partial.solve(var, arg) {
+                    None => {}
+                    Some(Ok(value)) => {
+                        bindings.push(Binding { var: var.clone(), value, from: *i });
+                        progress = true;
+                    }
+                    Some(Err(error)) => {
+                        let why = match error {
+                            SolveError::NoSize { value } if value.denom() == 1 => format!(
+                                "no size {var} makes {param} equal {arg} ({var} would be {})",
+                                value.numer()
+                            ),
+                            SolveError::NoSize { value } => format!(
+                                "no size {var} makes {param} equal {arg} ({var} would be {}/{})",
+                                value.numer(),
+                                value.denom()
+                            ),
+                            SolveError::Overflow => {
+                                format!("{param} cannot equal {arg} with a 64-bit {var}")
+                            }
+                        };
+                        self.size_mismatch(callee, args, arg_tys, *i, &bindings, why);
+                        return None;
+                    }
+                }
+            }
+            if !progress {
+                break;
+            }
+        }
+        for (i, param, arg) in pairs {
+            let value = param.substitute(&mut |v| bound(&bindings, v));
+            let why = match value {
+                Ok(value) if !value.conflicts(arg) => continue,
+                Ok(value) => {
+                    // A variable bound by another argument to a different extent.
+                    if let Some(var) = param.as_var()
+                        && let Some(first) = bindings.iter().find(|b| b.var == *var)
+                    {
+                        let conflict =
+                            (var.name.clone(), first.value.clone(), first.from, arg.clone());
+                        let param_span = callee.param_spans.get(*i).copied().flatten();
+                        self.argument_shape_error(
+                            args[*i],
+                            &arg_tys[*i],
+                            &callee.fn_ty.params[*i],
+                            *i,
+                            callee,
+                            param_span,
+                            Some((conflict, args)),
+                        );
+                        return None;
+                    }
+                    match param.to_string() == value.to_string() {
+                        true => String::new(),
+                        false => format!("{param} is {value}"),
+                    }
+                }
+                Err(error) => format!("{param} is not a size: {error}"),
+            };
+            self.size_mismatch(callee, args, arg_tys, *i, &bindings, why);
+            return None;
+        }
+        Some(bindings)
+    }
+
+    /// An argument whose shape does not fit its parameter's, saying why and where the sizes
+    /// involved were bound.
+    fn size_mismatch(
+        &mut self,
+        callee: &Callee,
+        args: &[ExprId],
+        arg_tys: &[Ty],
+        index: usize,
+        bindings: &[Binding],
+        why: String,
+    ) {
+        let arg = args[index];
+        let param_ty = &callee.fn_ty.params[index];
+        let arg_ty = &arg_tys[index];
+        let mut message = format!(
+            "argument {} of `{}` must be {param_ty}, found {arg_ty}",
+            index + 1,
+            callee.name
+        );
+        let vars = param_ty
+            .shape()
+            .and_then(Shape::dims)
+            .map_or(Vec::new(), |dims| dims.iter().flat_map(Dim::vars).collect::<Vec<_>>());
+        let mut because: Vec<String> = Vec::new();
+        let mut labels: Vec<(HirSpan, String)> = Vec::new();
+        for binding in bindings.iter().filter(|b| vars.contains(&b.var)) {
+            if binding.from == index {
+                because.push(format!("{} = {}", binding.var, binding.value));
+                continue;
+            }
+            let from = args[binding.from];
+            because.push(format!(
+                "{} = {} from argument {} ({} is {})",
+                binding.var,
+                binding.value,
+                binding.from + 1,
+                self.describe(from),
+                arg_tys[binding.from]
+            ));
+            labels
+                .push((self.expr_span(from), format!("{} is {} here", binding.var, binding.value)));
+        }
+        because.dedup();
+        if !because.is_empty() && !why.contains(" would be ") {
+            message.push_str(&format!(" (with {})", because.join(", ")));
+        }
+        if !why.is_empty() {
+            message.push_str(&format!(": {why}"));
+        }
+        let span = self.expr_span(arg);
+        let param_span = callee.param_spans.get(index).copied().flatten();
+        let diagnostic = self.report(Code::ShapeVarConflict, span, message);
+        for (span, text) in labels {
+            diagnostic.label(span, text);
+        }
+        if let Some(param) = param_span {
+            diagnostic.label(param, format!("parameter declared {param_ty} here"));
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -487,21 +611,28 @@ impl InferCtx<'_> {
     }
 }
 
-/// `ty` with the callee's shape variables replaced by what a call bound them to; unbound ones
-/// become unknown.
-pub(crate) fn substitute(ty: &Ty, substitution: &[(SmolStr, Dim)]) -> Ty {
+/// `ty` with the callee's shape variables replaced by what a call bound them to; sizes that
+/// involve unbound ones become unknown.
+pub(crate) fn substitute(ty: &Ty, substitution: &[(SizeVar, Dim)]) -> Ty {
     match ty {
         Ty::Tensor(Shape::Ranked(dims)) => Ty::tensor(
             dims.iter()
-                .map(|dim| match dim {
-                    Dim::Var(var) => substitution
-                        .iter()
-                        .find(|(name, _)| name == var)
-                        .map_or(Dim::Unknown, |(_, bound)| bound.clone()),
-                    other => other.clone(),
+                .map(|dim| {
+                    dim.substitute(&mut |var| {
+                        substitution.iter().find(|(v, _)| v == var).map(|(_, d)| d.clone())
+                    })
+                    .unwrap_or(Dim::Unknown)
                 })
                 .collect(),
         ),
         other => other.clone(),
     }
+}
+
+/// A size variable of a callee as a call bound it: to what, and by which argument.
+#[derive(Debug, Clone)]
+struct Binding {
+    var: SizeVar,
+    value: Dim,
+    from: usize,
 }

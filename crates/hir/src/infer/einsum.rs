@@ -40,22 +40,6 @@ fn spec_error_message(error: &SpecError) -> String {
     }
 }
 
-/// NumPy's broadcasting of two extents as far as the types know them, or `None` when they
-/// cannot broadcast: a known 1 takes the other, a known extent wins over a variable or an
-/// unknown one (at run time the other must be 1 or equal), and a variable agrees with itself.
-fn broadcast_dim(a: &Dim, b: &Dim) -> Option<Dim> {
-    match (a, b) {
-        (Dim::Known(x), Dim::Known(y)) if x == y => Some(a.clone()),
-        (Dim::Known(1), _) => Some(b.clone()),
-        (_, Dim::Known(1)) => Some(a.clone()),
-        (Dim::Known(_), Dim::Known(_)) => None,
-        (Dim::Known(_), _) => Some(a.clone()),
-        (_, Dim::Known(_)) => Some(b.clone()),
-        (Dim::Var(x), Dim::Var(y)) if x == y => Some(a.clone()),
-        _ => Some(Dim::Unknown),
-    }
-}
-
 fn plural(count: usize, noun: &str, nouns: &str) -> String {
     if count == 1 { format!("1 {noun}") } else { format!("{count} {nouns}") }
 }
@@ -249,7 +233,7 @@ impl InferCtx<'_> {
         ellipses: &[(usize, Vec<Dim>)],
     ) -> Option<Vec<Dim>> {
         let shapes: Vec<&[Dim]> = ellipses.iter().map(|(_, dims)| dims.as_slice()).collect();
-        let conflict = match einsum_notation::broadcast(&shapes, broadcast_dim) {
+        let conflict = match einsum_notation::broadcast(&shapes, Dim::broadcast) {
             Ok(broadcast) => return Some(broadcast),
             Err(conflict) => conflict,
         };

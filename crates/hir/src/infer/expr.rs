@@ -12,7 +12,10 @@ use crate::{
     },
     db::def_source,
     diagnostics::{Code, HirFix, a},
-    ty::{Dim, MatmulError, Shape, Ty, broadcast, matmul, shapes_compatible},
+    ty::{
+        Dim, MatmulError, Shape, SizeExpr, SizeOp, SizeVar, Ty, broadcast, matmul,
+        shapes_compatible,
+    },
 };
 
 /// Operand descriptions longer than this are replaced by "the left operand" and such.
@@ -370,7 +373,16 @@ impl InferCtx<'_> {
                     }
                     (_, Some(lo), Some(hi)) if hi >= lo => Dim::Known(hi - lo),
                     (first, Some(0), None) if end.is_none() => first.clone(),
-                    _ => Dim::Unknown,
+                    // `a[1:]` of a `Tensor[n]` is `n - 1` long; the bounds are checked when
+                    // the slice runs.
+                    (first, _, _) => {
+                        let lo = start.map_or(Dim::Known(0), |s| self.dim_of_int_expr(s));
+                        let hi = end.map_or(first.clone(), |e| self.dim_of_int_expr(e));
+                        match (&lo, &hi) {
+                            (Dim::Unknown, _) | (_, Dim::Unknown) => Dim::Unknown,
+                            _ => hi.sub(&lo),
+                        }
+                    }
                 };
                 let mut out = vec![extent];
                 out.extend(dims[1..].iter().cloned());
@@ -948,24 +960,55 @@ impl InferCtx<'_> {
         super::const_int(self.db, self.body, &self.result, expr)
     }
 
-    /// An int expression as a dimension: a constant, a shape variable, or unknown.
+    /// An int expression as a dimension: a size expression over constants and shape variables
+    /// (`2*n`, `n / 2`), or unknown.
     pub(crate) fn dim_of_int_expr(&self, expr: ExprId) -> Dim {
-        if let Some(value) = self.const_int(expr) {
-            return Dim::Known(value);
+        match self.size_of_int_expr(expr) {
+            Some(size) => Dim::from_expr(size).unwrap_or(Dim::Unknown),
+            None => Dim::Unknown,
         }
-        if let Expr::Name { name, .. } = &self.body.exprs[expr] {
-            let kind = match self.result.resolution(expr) {
-                Some(Resolution::Local(local)) => Some(self.body.locals[local].kind),
-                Some(Resolution::Global { def, local }) => {
-                    Some(body_query(self.db, def).body.locals[local].kind)
+    }
+
+    fn size_of_int_expr(&self, expr: ExprId) -> Option<SizeExpr<SizeVar>> {
+        if let Some(value) = self.const_int(expr) {
+            return Some(SizeExpr::Const(value));
+        }
+        stacker::maybe_grow(
+            crate::body::lower::STACK_RED_ZONE,
+            crate::body::lower::STACK_SEGMENT,
+            || match &self.body.exprs[expr] {
+                Expr::Name { name, .. } => {
+                    let (def, local) = match self.result.resolution(expr)? {
+                        Resolution::Local(local) => (self.def, local),
+                        Resolution::Global { def, local } => (def, local),
+                        _ => return None,
+                    };
+                    let kind = match def == self.def {
+                        true => self.body.locals[local].kind,
+                        false => body_query(self.db, def).body.locals[local].kind,
+                    };
+                    (kind == LocalKind::ShapeVar)
+                        .then(|| SizeExpr::Var(SizeVar { def, local, name: name.clone() }))
+                }
+                Expr::Unary { op: UnaryOp::Plus, operand } => self.size_of_int_expr(*operand),
+                Expr::Unary { op: UnaryOp::Neg, operand } => {
+                    Some(SizeExpr::Neg(Box::new(self.size_of_int_expr(*operand)?)))
+                }
+                Expr::Binary { op: BinaryOp::Arith(op), lhs, rhs } => {
+                    let op = match op {
+                        ArithOp::Add => SizeOp::Add,
+                        ArithOp::Sub => SizeOp::Sub,
+                        ArithOp::Mul => SizeOp::Mul,
+                        ArithOp::Div => SizeOp::Div,
+                        ArithOp::Rem => SizeOp::Rem,
+                        _ => return None,
+                    };
+                    let lhs = self.size_of_int_expr(*lhs)?;
+                    Some(SizeExpr::binary(op, lhs, self.size_of_int_expr(*rhs)?))
                 }
                 _ => None,
-            };
-            if kind == Some(LocalKind::ShapeVar) {
-                return Dim::Var(name.clone());
-            }
-        }
-        Dim::Unknown
+            },
+        )
     }
 
     // ----- text for messages -----

@@ -1,0 +1,146 @@
+//! Type annotations, as rust-analyzer writes them: a comment line `//^^^ Tensor[n][2*m]` marks
+//! the columns of the line above it with carets, and the expression (or declared name) exactly
+//! under them must have that type, sizes shown as written.
+//!
+//! Each fixture is checked as a whole: every annotation must hold, and the program must check
+//! clean.
+
+use hir::{Database, SourceFile};
+use syntax::{TextRange, TextSize};
+
+/// The annotations of a fixture: the range the carets mark and the type after them.
+fn annotations(text: &str) -> Vec<(TextRange, String)> {
+    let mut out = Vec::new();
+    let mut previous_line_start: Option<usize> = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        match (trimmed.strip_prefix("//"), previous_line_start) {
+            (Some(rest), Some(start)) if rest.trim_start().starts_with('^') => {
+                let column = line.find('^').unwrap_or_default();
+                let marks = &line[column..];
+                let carets = marks.chars().take_while(|&c| c == '^').count();
+                let expected = marks[carets..].trim().to_owned();
+                let range = TextRange::at(
+                    TextSize::from((start + column) as u32),
+                    TextSize::from(carets as u32),
+                );
+                out.push((range, expected));
+            }
+            _ => previous_line_start = Some(offset),
+        }
+        offset += line.len();
+    }
+    out
+}
+
+/// The type at a range: of the expression whose span is exactly the range, else of the local
+/// whose name is there.
+fn type_at(db: &Database, file: SourceFile, range: TextRange) -> Option<String> {
+    let (def, _, _) = hir::def_at(db, file, range.start())?;
+    let body = hir::body(db, def);
+    let result = hir::infer(db, def);
+    let at = |span| hir::file_range(db, hir::HirSpan { def, span }).1;
+    let mut exprs = body.exprs.iter().map(|(e, _)| e);
+    if let Some(expr) = exprs.rfind(|&e| at(body.source_map.expr(e)) == range) {
+        return Some(result.type_of_expr(expr).to_string());
+    }
+    let mut locals = body.locals.iter().map(|(l, _)| l);
+    let local = locals.rfind(|&l| at(body.source_map.local(l)) == range)?;
+    Some(result.type_of_local(local).to_string())
+}
+
+fn check_types(fixture: &str) {
+    let mut db = Database::default();
+    let file = db.set_file("/fixture/main.nb", fixture);
+    let diagnostics: Vec<String> = hir::file_diagnostics(&db, file)
+        .iter()
+        .map(|d| format!("{} {}", d.code, d.message))
+        .collect();
+    assert!(diagnostics.is_empty(), "the fixture has diagnostics: {diagnostics:#?}");
+    let annotations = annotations(fixture);
+    assert!(!annotations.is_empty(), "the fixture has no annotations");
+    let mut failures = Vec::new();
+    for (range, expected) in annotations {
+        let found = type_at(&db, file, range);
+        let text = &fixture[usize::from(range.start())..usize::from(range.end())];
+        if found.as_deref() != Some(expected.as_str()) {
+            failures.push(format!("`{text}`: expected {expected}, found {found:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn sizes_are_written_as_declared() {
+    check_types(
+        r#"
+function Tensor[n][2*m] widen(Tensor x[n][m]) {
+    Tensor z[n][2*m] = concat(x, x, 1);
+    //     ^ Tensor[n][2*m]
+    return z;
+}
+function Tensor[n - q + 1] conv1d_valid(Tensor x[n], Tensor k[q]) {
+    Tensor y[n - q + 1];
+    //     ^ Tensor[n - q + 1]
+    return y;
+}
+"#,
+    );
+}
+
+#[test]
+fn shape_rules_compute_sizes() {
+    check_types(
+        r#"
+function float rules(Tensor a[n][m], Tensor b[m][k + 1]) {
+    Tensor c = concat(a, a, 0);
+    //         ^^^^^^^^^^^^^^^ Tensor[n + n][m]
+    Tensor d = a @ b;
+    //         ^^^^^ Tensor[n][k + 1]
+    Tensor e = reshape(a, [n*m]);
+    //         ^^^^^^^^^^^^^^^^^ Tensor[n*m]
+    Tensor f = a[1:];
+    //         ^^^^^ Tensor[n - 1][m]
+    Tensor g = zeros([2*n, m / 2]);
+    //         ^^^^^^^^^^^^^^^^^^^ Tensor[2*n][m / 2]
+    Tensor h = stack(b, b);
+    //         ^^^^^^^^^^^ Tensor[2][m][k + 1]
+    return sum(c) + sum(d) + sum(e) + sum(f) + sum(g) + sum(h);
+}
+"#,
+    );
+}
+
+#[test]
+fn calls_bind_sizes_from_arguments() {
+    check_types(
+        r#"
+function Tensor[n][2*m] widen(Tensor x[n][m]) {
+    return concat(x, x, 1);
+}
+function Tensor[m] per_pair(Tensor x[n][2*m]) {
+    return sum(reshape(x, [n, m, 2]), 2)[0];
+}
+function Tensor[n - q + 1] conv1d_valid(Tensor x[n], Tensor k[q]) {
+    Tensor y[n - q + 1];
+    return y;
+}
+function float sizes(Tensor a[r][c]) {
+    Tensor w = widen(a);
+    //         ^^^^^^^^ Tensor[r][2*c]
+    Tensor p = per_pair(w);
+    //         ^^^^^^^^^^^ Tensor[c]
+    Tensor v = conv1d_valid(a[0], ones([3]));
+    //         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ Tensor[c - 2]
+    return sum(w) + sum(p) + sum(v);
+}
+Tensor x = widen(ones([3, 4]));
+//         ^^^^^^^^^^^^^^^^^^^ Tensor[3][8]
+Tensor y = per_pair(ones([3, 8]));
+//         ^^^^^^^^^^^^^^^^^^^^^^ Tensor[4]
+Tensor z = conv1d_valid(arange(8), ones([3]));
+//         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ Tensor[6]
+"#,
+    );
+}
