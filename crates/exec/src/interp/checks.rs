@@ -104,8 +104,7 @@ impl Machine<'_, '_> {
         }
         let mut ok = shape.len() == check.dims.len();
         let mut why = None;
-        // The variables this check binds, and how many of them it bound before it failed.
-        let binds: Vec<SizePlace> = check.dims.iter().filter_map(DimSpec::binds).collect();
+        // How many of the variables it binds the check bound before it failed.
         let mut bound = 0;
         if ok {
             for (&extent, spec) in shape.iter().zip(&check.dims) {
@@ -147,8 +146,9 @@ impl Machine<'_, '_> {
         if ok {
             return Ok(());
         }
-        let unbound = binds.get(bound..).unwrap_or_default();
-        let mut message = self.shape_message(base, check, &shape, unbound);
+        let unbound: Vec<SizePlace> =
+            check.dims.iter().filter_map(DimSpec::binds).skip(bound).collect();
+        let mut message = self.shape_message(base, check, &shape, &unbound);
         if let Some(why) = why {
             message.push_str(&format!(": {why}"));
         }
