@@ -188,7 +188,21 @@ impl LintCtx<'_> {
     fn integer_divisions(&mut self) {
         let mut into_float: Vec<ExprId> = Vec::new();
         let float_like = |ty: &Ty| ty.is_differentiable();
+        // `[n / 2, 2]` given to `zeros` or `reshape` is a list of sizes, which stay `int`s.
+        let mut shape_lists: FxHashSet<ExprId> = FxHashSet::default();
         for (_, data) in self.body.exprs.iter() {
+            let Expr::Call { callee, args } = data else { continue };
+            let Some(Resolution::Builtin(builtin)) = self.infer.resolution(*callee) else {
+                continue;
+            };
+            let list = match builtin.info().rule {
+                Rule::FromShapeList | Rule::Full => args.first(),
+                Rule::Reshape | Rule::Transpose => args.get(1),
+                _ => None,
+            };
+            shape_lists.extend(list.copied());
+        }
+        for (expr, data) in self.body.exprs.iter() {
             match data {
                 Expr::Binary { op: BinaryOp::Arith(op), lhs, rhs } if *op != ArithOp::MatMul => {
                     if float_like(self.ty(*lhs)) {
@@ -201,7 +215,9 @@ impl LintCtx<'_> {
                 Expr::Assign { target, value, .. } if float_like(self.ty(*target)) => {
                     into_float.push(*value)
                 }
-                Expr::TensorLit(elements) => into_float.extend(elements.iter().copied()),
+                Expr::TensorLit(elements) if !shape_lists.contains(&expr) => {
+                    into_float.extend(elements.iter().copied())
+                }
                 Expr::Call { callee, args } => match self.infer.resolution(*callee) {
                     Some(Resolution::Function(function)) => {
                         let params = &crate::signature(self.db, function).params;
