@@ -2,7 +2,8 @@
 //!
 //! Malformed tokens still get a kind (an unterminated string is still a `STRING`) so the parser
 //! can go on; the problem is recorded as a [`LexError`] beside the token. Characters that start no
-//! token become `ERROR` tokens.
+//! token become `ERROR` tokens, one per run of them, so that a line of stray bytes is one error
+//! and not one per character.
 
 use crate::{
     SyntaxErrorKind,
@@ -84,8 +85,16 @@ impl Lexer<'_> {
 
     /// Lexes one token starting at `self.pos`, which is not at the end.
     fn token(&mut self) -> (SyntaxKind, Option<String>) {
-        let first = self.peek(0);
-        match first {
+        match self.known_token() {
+            Some(token) => token,
+            None => self.stray_chars(),
+        }
+    }
+
+    /// Lexes the token starting at `self.pos`, which is not at the end; `None`, without moving,
+    /// when the character there starts no token.
+    fn known_token(&mut self) -> Option<(SyntaxKind, Option<String>)> {
+        let token = match self.peek(0) {
             b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => {
                 self.eat_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c));
                 (WHITESPACE, None)
@@ -105,11 +114,17 @@ impl Lexer<'_> {
             b'#' if self.peek(1).is_ascii_alphabetic() => self.directive(),
             b'"' => self.quoted(b'"'),
             b'\'' => self.quoted(b'\''),
-            _ => match self.punct() {
-                Some(kind) => (kind, None),
-                None => self.stray_char(),
-            },
-        }
+            _ => return self.punct().map(|kind| (kind, None)),
+        };
+        Some(token)
+    }
+
+    /// Whether a token starts at `self.pos`. Nothing moves: the token is lexed and forgotten.
+    fn at_token(&mut self) -> bool {
+        let (pos, foreign) = (self.pos, self.foreign.take());
+        let found = self.known_token().is_some();
+        (self.pos, self.foreign) = (pos, foreign);
+        found
     }
 
     fn pos_start_of_ident(&self) -> usize {
@@ -296,20 +311,51 @@ impl Lexer<'_> {
         Some(kind)
     }
 
-    /// One character that starts no token, taken whole even when it is several bytes long.
-    fn stray_char(&mut self) -> (SyntaxKind, Option<String>) {
-        let ch = self.text[self.pos..].chars().next().unwrap_or('\u{fffd}');
-        self.pos += ch.len_utf8();
-        let message = match ch {
-            '#' => {
+    /// A run of characters that start no token, each taken whole even when it is several bytes
+    /// long. The run ends where a token starts; that token is lexed once to see it and again as
+    /// the next token, so lexing stays linear.
+    fn stray_chars(&mut self) -> (SyntaxKind, Option<String>) {
+        let start = self.pos;
+        let mut count = 0usize;
+        loop {
+            let ch = self.text[self.pos..].chars().next().unwrap_or('\u{fffd}');
+            self.pos += ch.len_utf8();
+            count += 1;
+            if self.at_end() || self.at_token() {
+                break;
+            }
+        }
+        let run = &self.text[start..self.pos];
+        let message = match run.chars().next() {
+            Some('#') if count == 1 => {
                 "unexpected `#`: Nabla has no preprocessor; use `import \"file.nb\";`".to_owned()
             }
-            '.' => "unexpected `.`: Nabla has no member access".to_owned(),
-            _ if ch.is_control() => format!("unexpected control character U+{:04X}", u32::from(ch)),
-            _ => format!("unexpected character `{ch}`"),
+            Some('.') if count == 1 => "unexpected `.`: Nabla has no member access".to_owned(),
+            Some(ch) if count == 1 && ch.is_control() => {
+                format!("unexpected control character U+{:04X}", u32::from(ch))
+            }
+            _ if count == 1 => format!("unexpected character `{run}`"),
+            _ => format!("unexpected characters `{}` ({count} characters)", shown(run)),
         };
         (ERROR, Some(message))
     }
+}
+
+/// At most the first 16 characters of a run of stray characters, control characters escaped.
+fn shown(run: &str) -> String {
+    let mut out = String::new();
+    for (i, ch) in run.chars().enumerate() {
+        if i == 16 {
+            out.push('…');
+            break;
+        }
+        if ch.is_control() {
+            out.extend(ch.escape_default());
+        } else {
+            out.push(ch);
+        }
+    }
+    out
 }
 
 /// The byte length of the UTF-8 sequence that starts with `first` (1 for a stray continuation).
@@ -421,6 +467,26 @@ mod tests {
     fn stray_characters_are_error_tokens() {
         assert_eq!(kinds("a $ b")[2], (ERROR, "$"));
         assert_eq!(kinds("é")[0], (ERROR, "é"));
+        assert_eq!(
+            kinds("a é$\u{1}`b"),
+            vec![(IDENT, "a"), (WHITESPACE, " "), (ERROR, "é$\u{1}`"), (IDENT, "b")]
+        );
+        assert_eq!(
+            errors("x = é$\u{1}`;"),
+            vec!["unexpected characters `é$\\u{1}`` (4 characters)"]
+        );
+        let long = "é$".repeat(40_000);
+        assert_eq!(kinds(&long), vec![(ERROR, long.as_str())]);
+        assert_eq!(
+            errors(&long),
+            vec!["unexpected characters `é$é$é$é$é$é$é$é$…` (80000 characters)"]
+        );
+        // A run ends where a preprocessor line starts, which is reported once, as its own.
+        assert_eq!(kinds("$#define N 3"), vec![(ERROR, "$"), (ERROR, "#define N 3")]);
+        assert_eq!(
+            errors("$#define N 3"),
+            vec!["unexpected character `$`", "Nabla has no preprocessor: `#define` is not Nabla"]
+        );
         assert_eq!(
             errors("# x"),
             vec!["unexpected `#`: Nabla has no preprocessor; use `import \"file.nb\";`"]
