@@ -106,7 +106,21 @@ fn run_tests(root: &Path) -> Result<(), String> {
     step("cargo clippy", || {
         cargo(root, &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])
     })?;
-    step("cargo test", || cargo(root, &["test", "--workspace"]))?;
+    // The Neovim test runs when Neovim is there or can be installed, and is then required to.
+    let neovim = system::ensure_neovim()
+        .inspect_err(|err| {
+            eprintln!("==> Neovim cannot be installed, so the Neovim test is skipped: {err}");
+        })
+        .is_ok();
+    step("cargo test", || {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+        let mut command = Command::new(cargo);
+        command.args(["test", "--workspace"]).current_dir(root);
+        if neovim {
+            command.env("NABLA_REQUIRE_NVIM", "1");
+        }
+        run(&mut command)
+    })?;
     step("nabla test and nabla run over the examples", || nabla_test_examples(root))?;
     step("nabla check and nabla run over the code blocks of the docs", || docs_check(root))?;
     step("fuzz smoke test", || fuzz::smoke(root))?;

@@ -1,6 +1,7 @@
 //! Installs what the build and the checks need when it is missing, through `apt-get`, so a fresh
-//! Debian machine with only Rust can run them: OpenBLAS with LAPACK and LAPACKE, Node.js, and the
-//! Lua 5.4 interpreter the benchmarks compare with.
+//! Debian machine with only Rust can run them: OpenBLAS with LAPACK and LAPACKE, Node.js, the
+//! Lua 5.4 interpreter the benchmarks compare with, and Neovim for the language server's editor
+//! test.
 
 use std::process::Command;
 
@@ -36,6 +37,15 @@ pub fn ensure_lua() -> Result<(), String> {
     }
     eprintln!("==> installing lua5.4 (missing)");
     apt_install(&["lua5.4"])
+}
+
+/// Neovim, for the test that drives `nabla lsp` from a real editor.
+pub fn ensure_neovim() -> Result<(), String> {
+    if which("nvim") {
+        return Ok(());
+    }
+    eprintln!("==> installing neovim (missing)");
+    apt_install(&["neovim"])
 }
 
 fn apt_install(packages: &[&str]) -> Result<(), String> {

@@ -4,9 +4,16 @@
 use ide::{LineCol, LineIndex, TextRange, TextSize};
 use tower_lsp::lsp_types as lsp;
 
-/// The byte offset of a protocol position; `None` for a line past the end of the text. A column
-/// past the end of its line is clamped to the line's end.
+/// The byte offset of a protocol position; `None` past the end of the text: on a line after the
+/// last, or past the end of the last line. A column past the end of another line means the end
+/// of that line, as the protocol says.
 pub(crate) fn offset(index: &LineIndex, position: lsp::Position) -> Option<TextSize> {
+    let last = index.line_count().checked_sub(1)?;
+    if position.line > last
+        || (position.line == last && position.character > utf16_len(index.line(last)))
+    {
+        return None;
+    }
     index.from_utf16(LineCol { line: position.line, col: position.character })
 }
 
@@ -19,12 +26,18 @@ pub(crate) fn range(index: &LineIndex, range: TextRange) -> lsp::Range {
     lsp::Range { start: position(index, range.start()), end: position(index, range.end()) }
 }
 
-/// The byte range of a protocol range; `None` when a position is past the end or the range is
-/// reversed.
+/// The byte range of a protocol range; `None` when it starts past the end of the text or is
+/// reversed. An end past the end of the text means the end.
 pub(crate) fn text_range(index: &LineIndex, range: lsp::Range) -> Option<TextRange> {
     let start = offset(index, range.start)?;
-    let end = offset(index, range.end)?;
+    let end = offset(index, range.end).unwrap_or_else(|| end_of_text(index));
     (start <= end).then(|| TextRange::new(start, end))
+}
+
+/// The offset of the end of the text.
+fn end_of_text(index: &LineIndex) -> TextSize {
+    let last = index.line_count().saturating_sub(1);
+    index.from_utf16(LineCol { line: last, col: u32::MAX }).unwrap_or_default()
 }
 
 pub(crate) fn text_edit(index: &LineIndex, edit: &ide::TextEdit) -> lsp::TextEdit {
@@ -189,5 +202,25 @@ mod tests {
         assert_eq!(super::offset(&index, position), Some(TextSize::from(7)));
         let past_end = tower_lsp::lsp_types::Position { line: 9, character: 0 };
         assert_eq!(super::offset(&index, past_end), None);
+    }
+
+    #[test]
+    fn columns_past_the_end_of_a_line_clamp_but_not_past_the_last() {
+        use tower_lsp::lsp_types::{Position, Range};
+        let index = LineIndex::new(
+            "ab
+cd",
+        );
+        let at = |line, character| super::offset(&index, Position { line, character });
+        assert_eq!(at(0, 9), Some(TextSize::from(2)));
+        assert_eq!(at(1, 2), Some(TextSize::from(5)));
+        assert_eq!(at(1, 3), None);
+        let range = |a: (u32, u32), b: (u32, u32)| Range {
+            start: Position { line: a.0, character: a.1 },
+            end: Position { line: b.0, character: b.1 },
+        };
+        let whole = TextRange::new(TextSize::from(1), TextSize::from(5));
+        assert_eq!(super::text_range(&index, range((0, 1), (7, 0))), Some(whole));
+        assert_eq!(super::text_range(&index, range((1, 3), (7, 0))), None);
     }
 }

@@ -1,12 +1,21 @@
-//! Publishing diagnostics: after documents change, compute every open document's diagnostics
-//! on a snapshot and publish those that changed, with the document version they belong to.
+//! The task that speaks to the client for the host: after documents change, it computes every
+//! open document's diagnostics on a snapshot and publishes those that changed, with the document
+//! version they belong to; and it passes the host's messages on to the client's log.
+//!
+//! One publication holds at most [`MAX_PUBLISHED`] diagnostics per document, the first ones in
+//! the order of the text, and then one that says how many more there are. A file of stray bytes
+//! has one error per character, and a client given tens of thousands of them at every
+//! keystroke stops responding while it lays them out.
 //!
 //! Debouncing: after a quiet period the first change is checked at once, so a single edit gets
 //! its diagnostics as fast as the checker allows; changes that follow within [`DEBOUNCE`] of the
 //! one before are checked when the typing pauses for that long. A check that a newer change
 //! cancels publishes nothing; the newer change's check follows.
 
-use std::{sync::mpsc, time::Duration};
+use std::{
+    sync::{Arc, mpsc},
+    time::Duration,
+};
 
 use rustc_hash::FxHashMap;
 use tokio::{
@@ -17,21 +26,31 @@ use tower_lsp::{Client, lsp_types as lsp};
 
 use crate::{
     handlers::{self, RequestError},
-    host::{DiagnosticsEvent, Task},
-    server::request_snapshot,
+    host::{self, HostEvent, Task},
 };
 
 pub(crate) const DEBOUNCE: Duration = Duration::from_millis(50);
 
-/// What was last published for each document.
-type Published = FxHashMap<lsp::Url, (i32, Vec<lsp::Diagnostic>)>;
+/// The most diagnostics a publication sends for one document, besides the one that counts those
+/// left out: a hundred is more than anyone reads at once, and few enough for any editor.
+pub(crate) const MAX_PUBLISHED: usize = 100;
+
+/// What was last published for a document.
+struct Published {
+    /// The host's revision of the document the diagnostics were computed on (or closed at).
+    revision: u64,
+    version: Option<i32>,
+    diagnostics: Vec<lsp::Diagnostic>,
+}
+
+type PublishedMap = Arc<tokio::sync::Mutex<FxHashMap<lsp::Url, Published>>>;
 
 pub(crate) async fn run(
     client: Client,
     tasks: mpsc::Sender<Task>,
-    mut events: UnboundedReceiver<DiagnosticsEvent>,
+    mut events: UnboundedReceiver<HostEvent>,
 ) {
-    let published: std::sync::Arc<tokio::sync::Mutex<Published>> = Default::default();
+    let published = PublishedMap::default();
     let mut last_change: Option<Instant> = None;
     let mut due: Option<Instant> = None;
     loop {
@@ -49,35 +68,32 @@ pub(crate) async fn run(
         };
         let Some(event) = event else { return };
         match event {
-            DiagnosticsEvent::Changed => {
+            HostEvent::Changed => {
                 let now = Instant::now();
                 let quiet = last_change.is_none_or(|at| now.duration_since(at) >= DEBOUNCE);
                 due = Some(if quiet && due.is_none() { now } else { now + DEBOUNCE });
                 last_change = Some(now);
             }
-            DiagnosticsEvent::Closed(uri) => {
-                published.lock().await.remove(&uri);
+            HostEvent::Closed { uri, revision } => {
+                // Diagnostics of the document computed before it closed must not follow.
+                let cleared = Published { revision, version: None, diagnostics: Vec::new() };
+                published.lock().await.insert(uri.clone(), cleared);
                 client.publish_diagnostics(uri, Vec::new(), None).await;
             }
+            HostEvent::Log(kind, message) => client.log_message(kind, message).await,
         }
     }
 }
 
 /// Checks every open document on one snapshot and publishes what changed.
-async fn publish(
-    client: Client,
-    tasks: mpsc::Sender<Task>,
-    published: std::sync::Arc<tokio::sync::Mutex<Published>>,
-) {
-    let Some(snapshot) = request_snapshot(&tasks).await else { return };
+async fn publish(client: Client, tasks: mpsc::Sender<Task>, published: PublishedMap) {
+    let Some(snapshot) = host::snapshot(&tasks).await else { return };
     let computed = tokio::task::spawn_blocking(move || {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let mut out = Vec::new();
             for uri in snapshot.documents.keys() {
-                match handlers::diagnostics(&snapshot, uri) {
-                    Ok(Some((version, diagnostics))) => {
-                        out.push((uri.clone(), version, diagnostics))
-                    }
+                match handlers::diagnostics(&snapshot, uri, MAX_PUBLISHED) {
+                    Ok(Some(computed)) => out.push((uri.clone(), computed)),
                     Ok(None) => {}
                     Err(RequestError::Cancelled) => return None,
                     Err(RequestError::Failed(_)) => {}
@@ -94,15 +110,17 @@ async fn publish(
         _ => return,
     };
     let mut published = published.lock().await;
-    for (uri, version, diagnostics) in results {
-        // A check of an older version that finished late must not replace a newer one.
-        let stale_or_unchanged = published
-            .get(&uri)
-            .is_some_and(|(v, d)| *v > version || (*v == version && *d == diagnostics));
+    for (uri, (revision, version, diagnostics)) in results {
+        // A check of an older text that finished late must not replace a newer one.
+        let stale_or_unchanged = published.get(&uri).is_some_and(|p| {
+            p.revision > revision || (p.version == Some(version) && p.diagnostics == diagnostics)
+        });
         if stale_or_unchanged {
             continue;
         }
-        published.insert(uri.clone(), (version, diagnostics.clone()));
+        let entry =
+            Published { revision, version: Some(version), diagnostics: diagnostics.clone() };
+        published.insert(uri.clone(), entry);
         client.publish_diagnostics(uri, diagnostics, Some(version)).await;
     }
 }

@@ -9,6 +9,10 @@
 //! `-32600`, invalid request, when it is JSON but not a JSON-RPC message; id `null` since none can
 //! be known), and reading goes on at the next frame. After garbage between frames, reading resumes
 //! at the next `Content-Length` header, as tower-lsp's own codec does.
+//!
+//! The stand-in also carries the `method` and `textDocument` of the malformed message when its
+//! body, read leniently (bytes that are not UTF-8 replaced), names them, so that a document whose
+//! change could not be read is known to be lost (`dispatch.rs`).
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
@@ -33,9 +37,9 @@ pub(crate) async fn forward(input: impl AsyncRead + Unpin, mut output: impl Asyn
         let body = match read_frame(&mut reader, &mut resync).await {
             Frame::Body(body) => match check(&body) {
                 Ok(()) => body,
-                Err((code, message)) => malformed(code, &message),
+                Err((code, message)) => malformed(code, &message, &body),
             },
-            Frame::Malformed(message) => malformed(ErrorCode::ParseError, &message),
+            Frame::Malformed(message) => malformed(ErrorCode::ParseError, &message, &[]),
             Frame::End => break,
         };
         let header = format!("Content-Length: {}\r\n\r\n", body.len());
@@ -175,6 +179,9 @@ async fn read_line(
 /// Whether a body is a message tower-lsp can take: a JSON-RPC 2.0 request, notification or
 /// response. Otherwise the error to answer with.
 fn check(body: &[u8]) -> Result<(), (ErrorCode, String)> {
+    if let Err(err) = std::str::from_utf8(body) {
+        return Err((ErrorCode::ParseError, format!("the message is not UTF-8: {err}")));
+    }
     let value: Value = serde_json::from_slice(body)
         .map_err(|err| (ErrorCode::ParseError, format!("the message is not JSON: {err}")))?;
     let request = serde_json::from_value::<Request>(value.clone()).is_ok();
@@ -185,9 +192,16 @@ fn check(body: &[u8]) -> Result<(), (ErrorCode, String)> {
     }
 }
 
-/// The body of the request standing for a malformed message.
-fn malformed(code: ErrorCode, message: &str) -> Vec<u8> {
-    let params = json!({ "code": code.code(), "message": message });
+/// The body of the request standing for a malformed message whose body is `body`.
+fn malformed(code: ErrorCode, message: &str, body: &[u8]) -> Vec<u8> {
+    let mut params = json!({ "code": code.code(), "message": message });
+    let lenient: Value = serde_json::from_str(&String::from_utf8_lossy(body)).unwrap_or_default();
+    if let Some(method) = lenient["method"].as_str() {
+        params["method"] = json!(method);
+    }
+    if let Some(uri) = lenient["params"]["textDocument"]["uri"].as_str() {
+        params["textDocument"] = json!({ "uri": uri });
+    }
     json!({ "jsonrpc": "2.0", "id": null, "method": MALFORMED, "params": params })
         .to_string()
         .into_bytes()
@@ -267,6 +281,23 @@ mod tests {
     }
 
     #[test]
+    fn a_body_that_is_not_utf8_names_the_document_it_was_about() {
+        let body = b"{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didChange\",\"params\":{\"textDocument\":{\"uri\":\"file:///a.nb\",\"version\":2},\"contentChanges\":[{\"text\":\"\xff\"}]}}";
+        let mut input = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+        input.extend_from_slice(body);
+        input.extend_from_slice(frame(EXIT).as_bytes());
+        let bodies = forwarded(&input);
+        let first: Value = serde_json::from_str(&bodies[0]).unwrap();
+        assert_eq!(first["method"], MALFORMED);
+        assert_eq!(first["params"]["code"], -32700);
+        assert_eq!(first["params"]["method"], "textDocument/didChange");
+        assert_eq!(first["params"]["textDocument"], json!({ "uri": "file:///a.nb" }));
+        let message = first["params"]["message"].as_str().unwrap();
+        assert!(message.starts_with("the message is not UTF-8"), "{message}");
+        assert_eq!(bodies[1], EXIT);
+    }
+
+    #[test]
     fn json_that_is_not_json_rpc_is_an_invalid_request() {
         let input = format!("{}{}", frame(r#"{"id":1,"method":"x"}"#), frame(EXIT));
         let bodies = forwarded(input.as_bytes());
@@ -324,7 +355,7 @@ mod tests {
     #[test]
     fn the_answer_carries_the_error() {
         let request: Request =
-            serde_json::from_slice(&malformed(ErrorCode::ParseError, "bad")).unwrap();
+            serde_json::from_slice(&malformed(ErrorCode::ParseError, "bad", &[])).unwrap();
         let answer = serde_json::to_value(malformed_answer(&request)).unwrap();
         assert_eq!(
             answer,

@@ -27,10 +27,13 @@ pub(crate) type HandlerResult<T> = Result<T, RequestError>;
 
 impl Snapshot {
     /// The file of a URI and its line index: an open document, or a file the database read from
-    /// disk (an import).
+    /// disk (an import); not a document whose text is lost.
     fn file(&self, uri: &lsp::Url) -> HandlerResult<Option<(FileId, Arc<LineIndex>)>> {
         if let Some(document) = self.documents.get(uri) {
             return Ok(Some((document.file, document.line_index.clone())));
+        }
+        if self.lost.contains(uri) {
+            return Ok(None);
         }
         let Some(path) = crate::host::file_path(uri) else { return Ok(None) };
         let Some(file) = self.analysis.file(&path) else { return Ok(None) };
@@ -71,26 +74,51 @@ impl Snapshot {
         Ok(Some(lsp::Location { uri, range: convert::range(&index, range) }))
     }
 
+    /// The edits of `change`: as `documentChanges`, with the version of each open document
+    /// they were computed for, when the client takes them.
     fn workspace_edit(&self, change: &ide::SourceChange) -> HandlerResult<lsp::WorkspaceEdit> {
-        let mut changes = HashMap::new();
+        let mut files = Vec::new();
         for (file, edits) in &change.edits {
             let Some(uri) = self.url(*file)? else { continue };
             let index = self.line_index(*file)?;
-            changes.insert(uri, edits.iter().map(|e| convert::text_edit(&index, e)).collect());
+            let edits: Vec<lsp::TextEdit> =
+                edits.iter().map(|e| convert::text_edit(&index, e)).collect();
+            files.push((uri, edits));
         }
-        Ok(lsp::WorkspaceEdit { changes: Some(changes), ..Default::default() })
+        if !self.config.document_changes {
+            let changes: HashMap<_, _> = files.into_iter().collect();
+            return Ok(lsp::WorkspaceEdit { changes: Some(changes), ..Default::default() });
+        }
+        let document_changes = files
+            .into_iter()
+            .map(|(uri, edits)| {
+                let version = self.documents.get(&uri).map(|d| d.version);
+                lsp::TextDocumentEdit {
+                    text_document: lsp::OptionalVersionedTextDocumentIdentifier { uri, version },
+                    edits: edits.into_iter().map(lsp::OneOf::Left).collect(),
+                }
+            })
+            .collect();
+        Ok(lsp::WorkspaceEdit {
+            document_changes: Some(lsp::DocumentChanges::Edits(document_changes)),
+            ..Default::default()
+        })
     }
 }
 
-/// The diagnostics of an open document, with its version.
+/// The diagnostics of an open document, with the host's revision and the client's version of
+/// the text they belong to: the first `limit`, and when there are more, one that counts them.
 pub(crate) fn diagnostics(
     snapshot: &Snapshot,
     uri: &lsp::Url,
-) -> HandlerResult<Option<(i32, Vec<lsp::Diagnostic>)>> {
+    limit: usize,
+) -> HandlerResult<Option<(u64, i32, Vec<lsp::Diagnostic>)>> {
     let Some(document) = snapshot.documents.get(uri) else { return Ok(None) };
     let index = &document.line_index;
-    let mut out = Vec::new();
-    for diagnostic in snapshot.analysis.diagnostics(document.file)? {
+    let all = snapshot.analysis.diagnostics(document.file)?;
+    let shown = all.len().min(limit);
+    let mut out = Vec::with_capacity(shown + 1);
+    for diagnostic in &all[..shown] {
         let mut related = Vec::new();
         for info in &diagnostic.related {
             if let Some(location) = snapshot.location(info.location.file, info.location.range)? {
@@ -115,7 +143,23 @@ pub(crate) fn diagnostics(
             ..Default::default()
         });
     }
-    Ok(Some((document.version, out)))
+    let omitted = &all[shown..];
+    if let Some(first) = omitted.first() {
+        let errors = omitted.iter().filter(|d| d.severity == ide::Severity::Error).count();
+        let severity = if errors > 0 { ide::Severity::Error } else { ide::Severity::Warning };
+        out.push(lsp::Diagnostic {
+            range: convert::range(index, first.range),
+            severity: Some(convert::severity(severity)),
+            source: Some("nabla".to_owned()),
+            message: format!(
+                "and {} more problems from here on ({errors} errors); only the first {limit} are \
+                 shown",
+                omitted.len()
+            ),
+            ..Default::default()
+        });
+    }
+    Ok(Some((document.revision, document.version, out)))
 }
 
 pub(crate) fn hover(
@@ -290,10 +334,12 @@ pub(crate) fn inlay_hints(
     params: lsp::InlayHintParams,
 ) -> HandlerResult<Option<Vec<lsp::InlayHint>>> {
     let Some((file, index)) = snapshot.file(&params.text_document.uri)? else { return Ok(None) };
-    let range = convert::text_range(&index, params.range);
+    let Some(range) = convert::text_range(&index, params.range) else {
+        return Ok(Some(Vec::new()));
+    };
     let hints = snapshot
         .analysis
-        .inlay_hints(file, range)?
+        .inlay_hints(file, Some(range))?
         .into_iter()
         .map(|hint| {
             let (kind, padding_left) = match hint.kind {

@@ -1,35 +1,41 @@
-//! The thread that owns the [`ide::AnalysisHost`] and the open documents. Every edit goes
-//! through its channel and is applied there, in the order the notifications arrived and, for each
-//! document, in version order; every request gets its [`Snapshot`] through the same channel, so
-//! it sees every edit sent before it.
+//! The thread that owns the [`ide::AnalysisHost`] and the open documents. [`crate::dispatch`]
+//! sends it every document notification and every request's [`Snapshot`] order in the order the
+//! messages arrived, so a request sees exactly the changes the client sent before it.
+//!
+//! Changes are applied in the order they arrive, whatever their version numbers: the protocol
+//! lets versions jump and repeat, so a version is only a label, given back with the diagnostics
+//! and edits computed for the text it names. A change whose text equals the current one (a
+//! repeated version with no changes) touches nothing.
+//!
+//! A document whose notification could not be read is lost: the server can no longer know its
+//! text, so it forgets it and ignores its changes until the client sends its whole text again
+//! (a change without a range, or `didOpen`).
 //!
 //! Applying an edit cancels the snapshots that are computing (salsa makes them unwind with
 //! `Cancelled`) and waits for them to be dropped, which is why this is a thread of its own and
 //! not a task on the async runtime.
 
 use std::{
-    collections::BTreeMap,
     path::{Path, PathBuf},
     sync::{Arc, mpsc},
-    time::Duration,
 };
 
 use ide::{AnalysisHost, FileId, LineIndex};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use tokio::sync::{mpsc::UnboundedSender, oneshot};
-use tower_lsp::lsp_types::{TextDocumentContentChangeEvent, Url};
+use tower_lsp::lsp_types::{MessageType, TextDocumentContentChangeEvent, Url};
 
 use crate::{Config, convert};
-
-/// How long a change that arrived ahead of its predecessor waits for it before it is applied
-/// anyway (a client may skip versions).
-const REORDER_WAIT: Duration = Duration::from_millis(50);
 
 /// An open document as the host knows it.
 #[derive(Clone)]
 pub(crate) struct Document {
     pub(crate) file: FileId,
+    /// The client's version of the text.
     pub(crate) version: i32,
+    /// When the host last changed this document, on the host's own clock: unlike versions, it
+    /// only grows, across closing and reopening too.
+    pub(crate) revision: u64,
     pub(crate) text: Arc<str>,
     pub(crate) line_index: Arc<LineIndex>,
 }
@@ -38,6 +44,9 @@ pub(crate) struct Document {
 pub(crate) struct Snapshot {
     pub(crate) analysis: ide::Analysis,
     pub(crate) documents: Arc<FxHashMap<Url, Document>>,
+    /// Documents whose text is lost: whatever the database has for them is not what the client
+    /// shows.
+    pub(crate) lost: Arc<FxHashSet<Url>>,
     pub(crate) config: Arc<Config>,
 }
 
@@ -55,92 +64,93 @@ pub(crate) enum Task {
     Close {
         uri: Url,
     },
+    /// A message could not be read; `uri` is the document it was about, when that is known.
+    Lost {
+        uri: Option<Url>,
+        reason: String,
+    },
     /// Files changed on disk: reload those that are not open.
     FilesChanged(Vec<Url>),
     SetConfig(Config),
     Snapshot(oneshot::Sender<Snapshot>),
 }
 
-/// Tells the diagnostics task that documents changed.
-pub(crate) enum DiagnosticsEvent {
+/// What the host tells the task that speaks to the client (`diagnostics.rs`).
+pub(crate) enum HostEvent {
     /// A document changed; every open document may have new diagnostics.
     Changed,
-    /// A document was closed: clear its diagnostics.
-    Closed(Url),
+    /// A document was closed or lost at `revision`: clear its diagnostics.
+    Closed { uri: Url, revision: u64 },
+    /// Something the user should be able to read in the client's log.
+    Log(MessageType, String),
 }
 
 /// Starts the host thread.
-pub(crate) fn spawn(
-    diagnostics: UnboundedSender<DiagnosticsEvent>,
-) -> std::io::Result<mpsc::Sender<Task>> {
+pub(crate) fn spawn(events: UnboundedSender<HostEvent>) -> std::io::Result<mpsc::Sender<Task>> {
     let (sender, receiver) = mpsc::channel();
     std::thread::Builder::new().name("nabla-host".to_owned()).spawn(move || {
         let mut state = HostState {
             host: AnalysisHost::new(),
             documents: Arc::default(),
-            pending: FxHashMap::default(),
+            lost: Arc::default(),
+            revision: 0,
             config: Arc::default(),
-            diagnostics,
+            events,
         };
-        state.run(receiver);
+        while let Ok(task) = receiver.recv() {
+            state.handle(task);
+        }
     })?;
     Ok(sender)
+}
+
+/// Takes a snapshot through the host's channel, after every task sent before.
+pub(crate) async fn snapshot(tasks: &mpsc::Sender<Task>) -> Option<Snapshot> {
+    let (reply, receive) = oneshot::channel();
+    tasks.send(Task::Snapshot(reply)).ok()?;
+    receive.await.ok()
 }
 
 struct HostState {
     host: AnalysisHost,
     documents: Arc<FxHashMap<Url, Document>>,
-    /// Changes that arrived before the change of the version before them.
-    pending: FxHashMap<Url, BTreeMap<i32, Vec<TextDocumentContentChangeEvent>>>,
+    /// Documents whose text was lost with a message that could not be read.
+    lost: Arc<FxHashSet<Url>>,
+    /// The host's clock, one tick per change to a document.
+    revision: u64,
     config: Arc<Config>,
-    diagnostics: UnboundedSender<DiagnosticsEvent>,
+    events: UnboundedSender<HostEvent>,
 }
 
 impl HostState {
-    fn run(&mut self, receiver: mpsc::Receiver<Task>) {
-        loop {
-            let task = if self.pending.is_empty() {
-                match receiver.recv() {
-                    Ok(task) => task,
-                    Err(_) => return,
-                }
-            } else {
-                match receiver.recv_timeout(REORDER_WAIT) {
-                    Ok(task) => task,
-                    Err(mpsc::RecvTimeoutError::Timeout) => {
-                        self.flush_pending();
-                        continue;
-                    }
-                    Err(mpsc::RecvTimeoutError::Disconnected) => return,
-                }
-            };
-            self.handle(task);
-        }
-    }
-
     fn handle(&mut self, task: Task) {
         match task {
             Task::Open { uri, version, text } => {
-                self.pending.remove(&uri);
+                self.found(&uri);
                 self.set_document(uri, version, Arc::from(text));
             }
-            Task::Change { uri, version, changes } => {
-                self.pending.entry(uri.clone()).or_default().insert(version, changes);
-                self.apply_ready(&uri);
-            }
+            Task::Change { uri, version, changes } => self.change(uri, version, changes),
             Task::Close { uri } => {
-                self.pending.remove(&uri);
-                if let Some(document) = Arc::make_mut(&mut self.documents).remove(&uri) {
-                    // Other files may import it: they now see it as it is on disk.
-                    if let Some(path) = file_path(&uri)
-                        && let Ok(text) = std::fs::read_to_string(&path)
-                        && *text != *document.text
-                    {
-                        self.host.set_file_text(&path, Arc::from(text));
-                        let _ = self.diagnostics.send(DiagnosticsEvent::Changed);
-                    }
+                if self.lost.contains(&uri) {
+                    Arc::make_mut(&mut self.lost).remove(&uri);
                 }
-                let _ = self.diagnostics.send(DiagnosticsEvent::Closed(uri));
+                self.forget(uri);
+            }
+            Task::Lost { uri, reason } => {
+                let Some(uri) = uri else {
+                    self.log(MessageType::WARNING, format!("{reason}; it was ignored"));
+                    return;
+                };
+                self.log(
+                    MessageType::WARNING,
+                    format!(
+                        "{reason}; the server no longer knows the text of {uri} and ignores its \
+                         changes until the editor sends its whole text again (a change without \
+                         a range, or reopening it)"
+                    ),
+                );
+                Arc::make_mut(&mut self.lost).insert(uri.clone());
+                self.forget(uri);
             }
             Task::FilesChanged(uris) => {
                 let mut changed = false;
@@ -157,7 +167,7 @@ impl HostState {
                     changed = true;
                 }
                 if changed {
-                    let _ = self.diagnostics.send(DiagnosticsEvent::Changed);
+                    let _ = self.events.send(HostEvent::Changed);
                 }
             }
             Task::SetConfig(config) => self.config = Arc::new(config),
@@ -165,6 +175,7 @@ impl HostState {
                 let snapshot = Snapshot {
                     analysis: self.host.analysis(),
                     documents: self.documents.clone(),
+                    lost: self.lost.clone(),
                     config: self.config.clone(),
                 };
                 // A requester that has gone away drops the snapshot here, at once.
@@ -173,78 +184,40 @@ impl HostState {
         }
     }
 
-    /// Applies the pending changes of `uri` that follow its current version without a gap.
-    fn apply_ready(&mut self, uri: &Url) {
-        let Some(current) = self.documents.get(uri).map(|d| d.version) else {
-            // A change to a document that is not open has nothing to apply to.
-            self.pending.remove(uri);
-            return;
+    /// Applies one `didChange`: its changes in order, each to the text the one before left.
+    fn change(&mut self, uri: Url, version: i32, changes: Vec<TextDocumentContentChangeEvent>) {
+        // Only the changes from the last whole text on matter.
+        let whole = changes.iter().rposition(|change| change.range.is_none());
+        let (text, index, changes) = match (self.documents.get(&uri), whole) {
+            (_, Some(at)) => (changes[at].text.clone(), None, &changes[at + 1..]),
+            (Some(document), None) => {
+                (document.text.to_string(), Some(document.line_index.clone()), &changes[..])
+            }
+            // A document that is not open, or whose text was lost: there is nothing to apply the
+            // change to. A lost document was reported when it was lost.
+            (None, None) => return,
         };
-        let mut version = current;
-        let mut ready = Vec::new();
-        if let Some(queue) = self.pending.get_mut(uri) {
-            // Versions at or below the current one are stale duplicates.
-            while queue.first_key_value().is_some_and(|(v, _)| *v <= current) {
-                queue.pop_first();
-            }
-            while let Some(entry) = queue.first_entry() {
-                if *entry.key() != version + 1 {
-                    break;
-                }
-                let (v, changes) = entry.remove_entry();
-                version = v;
-                ready.push((v, changes));
-            }
-            if queue.is_empty() {
-                self.pending.remove(uri);
-            }
-        }
-        if !ready.is_empty() {
-            self.apply(uri, ready);
-        }
+        self.found(&uri);
+        let text = apply_changes(text, index, changes);
+        self.set_document(uri, version, Arc::from(text));
     }
 
-    /// Applies every pending change in version order, gaps and all.
-    fn flush_pending(&mut self) {
-        for (uri, queue) in std::mem::take(&mut self.pending) {
-            let current = self.documents.get(&uri).map(|d| d.version);
-            let ready: Vec<_> =
-                queue.into_iter().filter(|(v, _)| current.is_some_and(|c| *v > c)).collect();
-            if !ready.is_empty() {
-                self.apply(&uri, ready);
-            }
-        }
-    }
-
-    fn apply(&mut self, uri: &Url, versions: Vec<(i32, Vec<TextDocumentContentChangeEvent>)>) {
-        let Some(document) = self.documents.get(uri) else { return };
-        let mut text: String = document.text.to_string();
-        let mut index = document.line_index.clone();
-        let mut index_stale = false;
-        let mut last = document.version;
-        for (version, changes) in versions {
-            for change in changes {
-                // Each change's positions refer to the text the changes before it left.
-                if index_stale {
-                    index = Arc::new(LineIndex::new(&text));
-                }
-                index_stale = true;
-                match change.range {
-                    None => text = change.text,
-                    Some(range) => {
-                        let len = ide::TextSize::from(text.len() as u32);
-                        let start = convert::offset(&index, range.start).unwrap_or(len);
-                        let end = convert::offset(&index, range.end).unwrap_or(len).max(start);
-                        text.replace_range(usize::from(start)..usize::from(end), &change.text);
-                    }
-                }
-            }
-            last = version;
-        }
-        self.set_document(uri.clone(), last, Arc::from(text));
-    }
-
+    /// Sets a document's text and version. A text equal to the current one changes only the
+    /// version: the database, and the requests computing on it, are left alone.
     fn set_document(&mut self, uri: Url, version: i32, text: Arc<str>) {
+        self.revision += 1;
+        let revision = self.revision;
+        let documents = Arc::make_mut(&mut self.documents);
+        if let Some(document) = documents.get_mut(&uri)
+            && document.text == text
+        {
+            if document.version != version {
+                document.version = version;
+                document.revision = revision;
+                let _ = self.events.send(HostEvent::Changed);
+            }
+            return;
+        }
         let path = file_path(&uri).unwrap_or_else(|| synthetic_path(&uri));
         let file = self.host.set_file_text(&path, text.clone());
         self.host.load_imports(file, &mut |path: &Path| {
@@ -252,9 +225,58 @@ impl HostState {
         });
         let line_index = Arc::new(LineIndex::new(&text));
         Arc::make_mut(&mut self.documents)
-            .insert(uri, Document { file, version, text, line_index });
-        let _ = self.diagnostics.send(DiagnosticsEvent::Changed);
+            .insert(uri, Document { file, version, revision, text, line_index });
+        let _ = self.events.send(HostEvent::Changed);
     }
+
+    /// Drops an open document (closed or lost) and clears its diagnostics. Other files may
+    /// import it: they now see it as it is on disk.
+    fn forget(&mut self, uri: Url) {
+        self.revision += 1;
+        if let Some(document) = Arc::make_mut(&mut self.documents).remove(&uri)
+            && let Some(path) = file_path(&uri)
+            && let Ok(text) = std::fs::read_to_string(&path)
+            && *text != *document.text
+        {
+            self.host.set_file_text(&path, Arc::from(text));
+            let _ = self.events.send(HostEvent::Changed);
+        }
+        let _ = self.events.send(HostEvent::Closed { uri, revision: self.revision });
+    }
+
+    /// The client sent the whole text of `uri`: if it was lost, it is known again.
+    fn found(&mut self, uri: &Url) {
+        if self.lost.contains(uri) {
+            Arc::make_mut(&mut self.lost).remove(uri);
+            self.log(MessageType::INFO, format!("{uri} is synchronised again"));
+        }
+    }
+
+    fn log(&self, kind: MessageType, message: String) {
+        let _ = self.events.send(HostEvent::Log(kind, message));
+    }
+}
+
+/// Applies incremental changes to `text` (whose line index is `index`, when known), each to the
+/// text the ones before it left. A position past the end of the text means its end.
+fn apply_changes(
+    mut text: String,
+    mut index: Option<Arc<LineIndex>>,
+    changes: &[TextDocumentContentChangeEvent],
+) -> String {
+    for change in changes {
+        let Some(range) = change.range else {
+            text.clone_from(&change.text);
+            index = None;
+            continue;
+        };
+        let index = index.take().unwrap_or_else(|| Arc::new(LineIndex::new(&text)));
+        let len = ide::TextSize::from(text.len() as u32);
+        let start = convert::offset(&index, range.start).unwrap_or(len);
+        let end = convert::offset(&index, range.end).unwrap_or(len).max(start);
+        text.replace_range(usize::from(start)..usize::from(end), &change.text);
+    }
+    text
 }
 
 /// The file a `file:` URI names.

@@ -1,6 +1,7 @@
-//! The tower-lsp [`LanguageServer`]: notifications go to the host thread in arrival order;
-//! requests take a snapshot from it and run their handler on a blocking thread, where a panic
-//! becomes an error response and a cancellation by a newer edit becomes `ContentModified`.
+//! The tower-lsp [`LanguageServer`]: each request runs its handler on the snapshot it was given
+//! when it arrived (`dispatch.rs`), on a blocking thread, where a panic becomes an error
+//! response and a cancellation by a newer edit becomes `ContentModified`. Document
+//! notifications never reach it: `dispatch.rs` sends them to the host in arrival order.
 
 use std::{
     panic::AssertUnwindSafe,
@@ -11,7 +12,6 @@ use std::{
 };
 
 use serde_json::Value;
-use tokio::sync::oneshot;
 use tower_lsp::{
     Client, LanguageServer,
     jsonrpc::{self, Error, ErrorCode},
@@ -19,7 +19,7 @@ use tower_lsp::{
 };
 
 use crate::{
-    Config, convert, handlers,
+    Config, convert, dispatch, handlers,
     handlers::{HandlerResult, RequestError},
     host::{Snapshot, Task},
 };
@@ -52,7 +52,7 @@ impl Server {
         P: Send + 'static,
         R: Send + 'static,
     {
-        let snapshot = request_snapshot(&self.tasks).await.ok_or_else(Error::internal_error)?;
+        let snapshot = dispatch::arrival_snapshot().await.ok_or_else(Error::internal_error)?;
         let task = tokio::task::spawn_blocking(move || {
             std::panic::catch_unwind(AssertUnwindSafe(|| handler(snapshot, params)))
         });
@@ -97,12 +97,6 @@ impl Server {
     }
 }
 
-pub(crate) async fn request_snapshot(tasks: &mpsc::Sender<Task>) -> Option<Snapshot> {
-    let (reply, receive) = oneshot::channel();
-    tasks.send(Task::Snapshot(reply)).ok()?;
-    receive.await.ok()
-}
-
 fn content_modified() -> Error {
     Error {
         code: ErrorCode::ContentModified,
@@ -121,12 +115,19 @@ fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
     "a panic without a message".to_owned()
 }
 
-/// Reads the `initializationOptions`; anything malformed means the defaults.
-fn config_from(options: Option<&Value>) -> Config {
+/// Reads the `initializationOptions` and the client's capabilities; anything malformed means the
+/// defaults.
+fn config_from(params: &lsp::InitializeParams) -> Config {
+    let options = params.initialization_options.as_ref();
     let lens = options.and_then(|o| o.get("testCodeLens"));
     let enabled = lens.and_then(|l| l.get("enable")).and_then(Value::as_bool).unwrap_or(false);
     let command = lens.and_then(|l| l.get("command")).and_then(Value::as_str).map(str::to_owned);
-    Config { test_code_lens: if enabled { command } else { None } }
+    let workspace = params.capabilities.workspace.as_ref();
+    let document_changes = workspace
+        .and_then(|w| w.workspace_edit.as_ref())
+        .and_then(|e| e.document_changes)
+        .unwrap_or(false);
+    Config { test_code_lens: if enabled { command } else { None }, document_changes }
 }
 
 fn capabilities() -> lsp::ServerCapabilities {
@@ -188,7 +189,7 @@ impl LanguageServer for Server {
         &self,
         params: lsp::InitializeParams,
     ) -> jsonrpc::Result<lsp::InitializeResult> {
-        self.send(Task::SetConfig(config_from(params.initialization_options.as_ref())));
+        self.send(Task::SetConfig(config_from(&params)));
         let watch = params
             .capabilities
             .workspace
@@ -233,30 +234,6 @@ impl LanguageServer for Server {
 
     async fn shutdown(&self) -> jsonrpc::Result<()> {
         Ok(())
-    }
-
-    // Each notification handler sends its task before its first `.await`, so tasks reach the
-    // host thread in the order the notifications arrived.
-
-    async fn did_open(&self, params: lsp::DidOpenTextDocumentParams) {
-        let document = params.text_document;
-        self.send(Task::Open { uri: document.uri, version: document.version, text: document.text });
-    }
-
-    async fn did_change(&self, params: lsp::DidChangeTextDocumentParams) {
-        self.send(Task::Change {
-            uri: params.text_document.uri,
-            version: params.text_document.version,
-            changes: params.content_changes,
-        });
-    }
-
-    async fn did_close(&self, params: lsp::DidCloseTextDocumentParams) {
-        self.send(Task::Close { uri: params.text_document.uri });
-    }
-
-    async fn did_change_watched_files(&self, params: lsp::DidChangeWatchedFilesParams) {
-        self.send(Task::FilesChanged(params.changes.into_iter().map(|c| c.uri).collect()));
     }
 
     async fn hover(&self, params: lsp::HoverParams) -> jsonrpc::Result<Option<lsp::Hover>> {
