@@ -1,7 +1,9 @@
 //! Language server benchmark, printed as a Markdown section for `cargo xtask bench`: on a
 //! generated 10,000-line file, the time from a one-line `didChange` to the `publishDiagnostics`
 //! of that version (after a pause, and at the end of a burst of typing), hover latency, and the
-//! server's resident memory.
+//! server's resident memory; on a 5,000-line file, the same edit whose version follows the one
+//! before and whose version jumps (as Neovim's do), which must cost the same; and the time to
+//! the diagnostics of a file that is one 120 KB line of stray characters.
 //!
 //! The server runs in a child process (this same executable, started with
 //! `NABLA_LSP_BENCH_SERVER=1`) and is driven over its stdio exactly as an editor would; times
@@ -19,6 +21,8 @@ use serde_json::{Value, json};
 
 const ROUNDS: usize = 60;
 const HOVERS: usize = 200;
+/// Edits of each kind on the 5,000-line file, the two kinds alternating.
+const VERSION_ROUNDS: usize = 40;
 
 /// The same program as the checker's benchmark.
 #[path = "../../hir/benches/support/program.rs"]
@@ -143,12 +147,95 @@ fn ms(seconds: f64) -> String {
     format!("{:.2} ms", seconds * 1000.0)
 }
 
+/// A one-line edit at `line`, `column`: `0.5` and `0.6` in turn.
+fn scale_edit(line: usize, column: usize, second: bool) -> Value {
+    let replacement = if second { "0.6" } else { "0.5" };
+    json!([{
+        "range": {
+            "start": { "line": line, "character": column },
+            "end": { "line": line, "character": column + 3 }
+        },
+        "text": replacement
+    }])
+}
+
+/// The line after `layer100`'s and the column of its `0.5`.
+fn edit_site(text: &str) -> Result<(usize, usize), String> {
+    let line = text.lines().position(|l| l.contains("layer100(")).ok_or("no layer100")? + 1;
+    let column = text.lines().nth(line).and_then(|l| l.find("0.5")).ok_or("no 0.5")?;
+    Ok((line, column))
+}
+
+/// Opens `text` and waits for its first diagnostics, which must be empty.
+fn open_clean(client: &mut Client, uri: &str, text: &str) -> Result<(), String> {
+    client.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri, "languageId": "nabla", "version": 1, "text": text } }),
+    )?;
+    let first = client.diagnostics(1)?;
+    if first["diagnostics"].as_array().is_none_or(|d| !d.is_empty()) {
+        return Err(format!("the generated program must check clean: {first}"));
+    }
+    Ok(())
+}
+
+/// Edit -> diagnostics on a 5,000-line file, with versions one apart and with versions that
+/// jump by 3, alternating; the medians and 95th percentiles of each.
+fn version_jumps() -> Result<[(f64, f64); 2], String> {
+    let text = generate(5_000);
+    let (line, column) = edit_site(&text)?;
+    let uri = "file:///bench/five_thousand_lines.nb";
+    let mut client = Client::start()?;
+    client.request("initialize", json!({ "processId": null, "capabilities": {} }))?;
+    client.notify("initialized", json!({}))?;
+    open_clean(&mut client, uri, &text)?;
+    let mut times = [Vec::new(), Vec::new()];
+    let mut version = 1;
+    for round in 0..2 * VERSION_ROUNDS {
+        std::thread::sleep(Duration::from_millis(80));
+        let jump = round % 2;
+        version += if jump == 1 { 3 } else { 1 };
+        let start = Instant::now();
+        client.notify(
+            "textDocument/didChange",
+            json!({
+                "textDocument": { "uri": uri, "version": version },
+                "contentChanges": scale_edit(line, column, round % 2 == 0)
+            }),
+        )?;
+        client.diagnostics(version)?;
+        times[jump].push(start.elapsed().as_secs_f64());
+    }
+    let _ = client.request("shutdown", Value::Null);
+    let _ = client.notify("exit", Value::Null);
+    Ok(times.map(|mut t| (percentile(&mut t, 0.5), percentile(&mut t, 0.95))))
+}
+
+/// `didOpen` of one 120 KB line of stray characters -> its diagnostics: the time, and how many
+/// the publication holds.
+fn stray_characters() -> Result<(f64, usize), String> {
+    let text = format!("{}\n", "é$".repeat(40_000));
+    let uri = "file:///bench/stray.nb";
+    let mut client = Client::start()?;
+    client.request("initialize", json!({ "processId": null, "capabilities": {} }))?;
+    client.notify("initialized", json!({}))?;
+    let start = Instant::now();
+    client.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri, "languageId": "nabla", "version": 1, "text": text } }),
+    )?;
+    let published = client.diagnostics(1)?;
+    let time = start.elapsed().as_secs_f64();
+    let _ = client.request("shutdown", Value::Null);
+    let _ = client.notify("exit", Value::Null);
+    Ok((time, published["diagnostics"].as_array().map_or(0, Vec::len)))
+}
+
 fn run() -> Result<(), String> {
     let text = generate(10_000);
     let lines = text.lines().count();
     // The edit: `scale + 0.5` in the middle function's first line, alternated with `0.6`.
-    let target_line = text.lines().position(|l| l.contains("layer100(")).ok_or("no layer100")? + 1;
-    let column = text.lines().nth(target_line).and_then(|l| l.find("0.5")).ok_or("no 0.5")?;
+    let (target_line, column) = edit_site(&text)?;
     let uri = "file:///bench/ten_thousand_lines.nb";
 
     let mut client = Client::start()?;
@@ -156,27 +243,11 @@ fn run() -> Result<(), String> {
     client.notify("initialized", json!({}))?;
     let idle_mib = client.resident_mib();
     let start = Instant::now();
-    client.notify(
-        "textDocument/didOpen",
-        json!({ "textDocument": { "uri": uri, "languageId": "nabla", "version": 1, "text": text } }),
-    )?;
-    let first = client.diagnostics(1)?;
+    open_clean(&mut client, uri, &text)?;
     let open_time = start.elapsed().as_secs_f64();
-    if first["diagnostics"].as_array().is_none_or(|d| !d.is_empty()) {
-        return Err(format!("the generated program must check clean: {first}"));
-    }
     let opened_mib = client.resident_mib();
 
-    let edit = |version: i32| {
-        let replacement = if version % 2 == 0 { "0.6" } else { "0.5" };
-        json!([{
-            "range": {
-                "start": { "line": target_line, "character": column },
-                "end": { "line": target_line, "character": column + 3 }
-            },
-            "text": replacement
-        }])
-    };
+    let edit = |version: i32| scale_edit(target_line, column, version % 2 == 0);
     let mut version = 1;
     let mut after_pause = Vec::new();
     for _ in 0..ROUNDS {
@@ -226,6 +297,11 @@ fn run() -> Result<(), String> {
         }
     }
     let edited_mib = client.resident_mib();
+    let _ = client.request("shutdown", Value::Null);
+    let _ = client.notify("exit", Value::Null);
+    drop(client);
+    let [(next_median, next_p95), (jump_median, jump_p95)] = version_jumps()?;
+    let (stray_time, stray_published) = stray_characters()?;
     let mib = |m: Option<f64>| m.map_or("unknown".to_owned(), |m| format!("{m:.0} MiB"));
 
     println!("## Language server\n");
@@ -250,6 +326,18 @@ fn run() -> Result<(), String> {
         ms(percentile(&mut hovers, 0.5)),
         ms(percentile(&mut hovers, 0.95))
     );
+    println!(
+        "| 5,000 lines: one-line `didChange` → `publishDiagnostics`, version one after the last \
+         ({VERSION_ROUNDS} edits) | {} | {} |",
+        ms(next_median),
+        ms(next_p95)
+    );
+    println!(
+        "| 5,000 lines: the same, version 3 after the last ({VERSION_ROUNDS} edits, alternating \
+         with the row above) | {} | {} |",
+        ms(jump_median),
+        ms(jump_p95)
+    );
     println!("\n- `didOpen` → first diagnostics (cold check): {}", ms(open_time));
     println!(
         "- Server resident memory: {} idle, {} with the file open, {} after the edits and hovers",
@@ -257,8 +345,11 @@ fn run() -> Result<(), String> {
         mib(opened_mib),
         mib(edited_mib)
     );
-    let _ = client.request("shutdown", Value::Null);
-    let _ = client.notify("exit", Value::Null);
+    println!(
+        "- One 120 KB line of 80,000 stray characters: `didOpen` → `publishDiagnostics` in {} \
+         ({stray_published} diagnostics published)",
+        ms(stray_time)
+    );
     Ok(())
 }
 
