@@ -179,6 +179,9 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         syntax_points.push(error.range.start());
         out.push(syntax_diagnostic(file, error));
     }
+    // Sorted, so that whether one lies inside a range is a binary search: a file of stray bytes
+    // has tens of thousands of syntax errors.
+    syntax_points.sort_unstable();
     out.extend(scope::item_diagnostics(db, file).iter().cloned());
     let lint = lints::lint_file(db, file);
     for def in all_defs(db, file) {
@@ -196,10 +199,10 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         for diagnostic in semantic {
             let diagnostic = diagnostic.to_file_diagnostic(db);
             // A construct with a syntax error inside it was reported once already.
-            let inside = |point: &TextSize| {
-                diagnostic.range.start() < *point && *point < diagnostic.range.end()
-            };
-            if diagnostic.file == file && syntax_points.iter().any(inside) {
+            let after_start = syntax_points.partition_point(|p| *p <= diagnostic.range.start());
+            let inside =
+                syntax_points.get(after_start).is_some_and(|p| *p < diagnostic.range.end());
+            if diagnostic.file == file && inside {
                 continue;
             }
             out.push(diagnostic);
