@@ -294,6 +294,16 @@ pub enum PrintItem {
     Text(Box<str>),
 }
 
+/// The arguments of `print_options`.
+#[derive(Clone, Debug)]
+pub enum PrintOptionsArgs {
+    /// `"default"`, `"line"` or `"exact"`.
+    Mode(tensor::PrintOptions),
+    /// Precision, threshold, line width (`int`s) and whether to suppress small numbers (`bool`),
+    /// as many as were given.
+    Values(Box<[Operand]>),
+}
+
 /// How the right-hand side of an index statement combines with the target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IndexAssign {
@@ -358,6 +368,8 @@ pub enum BuiltinCall {
     Print(Box<[PrintItem]>),
     /// `write`: the items of `print` without the newline, then a flush.
     Write(Box<[PrintItem]>),
+    /// `print_options(...)`: a mode (`"line"`), or the numeric options given, in order.
+    PrintOptions(PrintOptionsArgs),
     Load {
         path: PathBuf,
         csv: bool,

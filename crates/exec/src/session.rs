@@ -23,11 +23,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use hir::{Db, SourceFile};
 use rustc_hash::{FxHashMap, FxHashSet};
-use tensor::Rng;
 
-use crate::autodiff::Tape;
 use crate::error::RuntimeError;
-use crate::interp::{Carried, DEFAULT_SEED, Limits, Machine};
+use crate::interp::{Carried, Limits, Machine};
 use crate::lower::{Entry, lower_entry};
 use crate::value::Value;
 
@@ -54,7 +52,7 @@ impl Session {
         Session {
             values: FxHashMap::default(),
             initialized: FxHashSet::default(),
-            carried: Some(Carried { tape: Tape::new(), rng: Rng::from_seed(DEFAULT_SEED) }),
+            carried: Some(Carried::fresh()),
             interrupt: Arc::new(AtomicBool::new(false)),
         }
     }
@@ -114,10 +112,7 @@ impl Session {
                 |(&(_, in_entry), key)| if in_entry { None } else { self.values.get(key).cloned() },
             )
             .collect();
-        let carried = self
-            .carried
-            .take()
-            .unwrap_or_else(|| Carried { tape: Tape::new(), rng: Rng::from_seed(DEFAULT_SEED) });
+        let carried = self.carried.take().unwrap_or_else(Carried::fresh);
         let mut machine =
             Machine::continuing(&program, out, limits, carried, globals, self.interrupt.clone())?;
         let mut result = Ok(Value::Int(0));

@@ -58,6 +58,7 @@ pub enum Builtin {
     Diag,
     Print,
     Write,
+    PrintOptions,
     Load,
     Save,
     LoadCsv,
@@ -73,6 +74,10 @@ pub enum Builtin {
     Gradcheck,
     Einsum,
 }
+
+/// The modes `print_options` takes as a string: the defaults, the one-line shortest round-trip
+/// form, and the grid with every digit of that form.
+pub const PRINT_MODES: [&str; 3] = ["default", "line", "exact"];
 
 /// How a built-in's result type follows from its arguments; [`crate::infer`] implements each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -111,6 +116,9 @@ pub enum Rule {
     Diag,
     /// `print(a, b, ...)` and `write(a, b, ...)`: `void`; strings are allowed as arguments.
     Print,
+    /// `print_options(precision, threshold, line_width, suppress_small)` or
+    /// `print_options("line")`: `void`.
+    PrintOptions,
     /// `load("x.npy")`, `load_csv(...)`: a tensor of unknown shape.
     Load,
     Save,
@@ -214,6 +222,7 @@ table! {
     Diag "diag" 1..1 Diag true "diag(v)" "The square matrix with v on its diagonal; of a matrix, its diagonal.";
     Print "print" 0..inf Print false "print(a, b, ...)" "Prints the values separated by one space, then a newline.";
     Write "write" 0..inf Print false "write(a, b, ...)" "Prints the values like `print`, separated by one space, without a newline at the end, then flushes standard output: `write(\"\\repoch\", n)` rewrites the current line.";
+    PrintOptions "print_options" 1..4 PrintOptions false "print_options(precision, threshold, line_width, suppress_small) | print_options(\"line\")" "How `print` and `write` lay out tensors from here on: at most `precision` decimals (8), summarised past `threshold` elements (1000), rows wrapped at `line_width` characters (75), and with `suppress_small` numbers too small for the precision shown as zero instead of in scientific notation (false). `print_options(\"line\")` prints tensors on one line in the shortest round-trip form, `\"exact\"` lays them out with every digit of that form, `\"default\"` restores the defaults.";
     Load "load" 1..1 Load false "load(\"x.npy\")" "Reads a NumPy .npy file (float64) relative to the source file.";
     Save "save" 2..2 Save false "save(t, \"x.npy\")" "Writes a tensor as a NumPy .npy file relative to the source file; a float or int as a rank-0 array.";
     LoadCsv "load_csv" 1..1 Load false "load_csv(\"x.csv\")" "Reads a CSV file of numbers as a matrix, relative to the source file.";

@@ -37,7 +37,7 @@ const GROUPS: &[(&str, &[&str])] = &[
     ),
     ("Random numbers", &["seed", "rand", "randn"]),
     ("Linear algebra", &["inv", "det", "solve", "cholesky", "trace", "diag", "einsum"]),
-    ("Input and output", &["print", "write", "load", "save", "load_csv"]),
+    ("Input and output", &["print", "write", "print_options", "load", "save", "load_csv"]),
     ("Differentiation", &["backward", "grad", "jvp", "vjp", "hessian", "jacobian"]),
     ("Tests", &["assert", "assert_eq", "assert_close", "gradcheck"]),
 ];

@@ -48,7 +48,10 @@ pub use self::elementwise::{
 };
 pub use self::error::ByteCount;
 pub use self::error::{ShapeText, TensorError};
-pub use self::format::{format_bool, format_char, format_float, format_int, format_tensor};
+pub use self::format::{
+    Layout, PrintOptions, format_bool, format_char, format_float, format_int, format_tensor,
+    format_tensor_with,
+};
 pub use self::index::{Index, add_at, get, indexed_shape, set};
 pub use self::io::{load_csv, load_npy, parse_csv, save_npy};
 pub use self::linalg::{cholesky, det, inv, solve};

@@ -2,7 +2,9 @@
 //! [`BuiltinCall`] to the differentiable operations of [`crate::ops`], the tensor runtime, the
 //! tape or the output.
 
-use crate::code::{BuiltinCall, Construct, DimsArg, IndexAssign, Operand, PrintItem, TargetShape};
+use crate::code::{
+    BuiltinCall, Construct, DimsArg, IndexAssign, Operand, PrintItem, PrintOptionsArgs, TargetShape,
+};
 use crate::error::RuntimeError;
 use crate::ops;
 use crate::value::{Primal, Value};
@@ -147,9 +149,24 @@ impl Machine<'_, '_> {
                     match item {
                         PrintItem::Text(text) => line.push_str(text),
                         PrintItem::Value(operand) => {
-                            use std::fmt::Write;
                             let value = &self.stack[base + operand.slot() as usize];
-                            let _ = write!(line, "{value}");
+                            match value.as_tensor() {
+                                Some(tensor) => {
+                                    // Continued lines line up under the tensor's first bracket.
+                                    let column =
+                                        line.rsplit('\n').next().map_or(0, |l| l.chars().count());
+                                    let text = tensor::format_tensor_with(
+                                        tensor,
+                                        &self.print_options,
+                                        column,
+                                    );
+                                    line.push_str(&text);
+                                }
+                                None => {
+                                    use std::fmt::Write;
+                                    let _ = write!(line, "{value}");
+                                }
+                            }
                         }
                     }
                 }
@@ -163,6 +180,19 @@ impl Machine<'_, '_> {
                         self.print(&line);
                     }
                 }
+                Value::Int(0)
+            }
+            BuiltinCall::PrintOptions(args) => {
+                self.print_options = match args {
+                    PrintOptionsArgs::Mode(options) => *options,
+                    PrintOptionsArgs::Values(values) => {
+                        let values: Vec<Value> = values
+                            .iter()
+                            .map(|&v| self.stack[base + v.slot() as usize].clone())
+                            .collect();
+                        print_options_from(self.print_options, &values)?
+                    }
+                };
                 Value::Int(0)
             }
             BuiltinCall::Load { path, csv } => {
@@ -603,4 +633,42 @@ fn index_mismatch(name: &str, labels: &[Box<str>], target: &[usize], result: &[u
         ShapeText(target),
         ShapeText(result)
     )
+}
+
+/// The options `print_options(precision, threshold, line_width, suppress_small)` sets, starting
+/// from the current ones; the checker has typed the arguments, their values are checked here.
+fn print_options_from(
+    current: tensor::PrintOptions,
+    values: &[Value],
+) -> Result<tensor::PrintOptions, RuntimeError> {
+    let mut options = tensor::PrintOptions { layout: tensor::Layout::Grid, ..current };
+    let int = |i: usize, what: &str, low: i64| -> Result<Option<usize>, RuntimeError> {
+        let Some(value) = values.get(i) else { return Ok(None) };
+        let n = value.as_f64().unwrap_or(0.0) as i64;
+        match usize::try_from(n) {
+            Ok(n) if n as i64 >= low => Ok(Some(n)),
+            _ => Err(RuntimeError::new(format!(
+                "{what} of print_options must be at least {low}, not {n}"
+            ))),
+        }
+    };
+    if let Some(precision) = int(0, "the precision", 0)? {
+        if precision > tensor::PrintOptions::MAX_PRECISION {
+            return Err(RuntimeError::new(format!(
+                "the precision of print_options must be at most {}, not {precision}",
+                tensor::PrintOptions::MAX_PRECISION
+            )));
+        }
+        options.precision = Some(precision);
+    }
+    if let Some(threshold) = int(1, "the threshold", 0)? {
+        options.threshold = threshold;
+    }
+    if let Some(width) = int(2, "the line width", 1)? {
+        options.line_width = width;
+    }
+    if let Some(suppress) = values.get(3) {
+        options.suppress_small = suppress.as_f64().is_some_and(|x| x != 0.0);
+    }
+    Ok(options)
 }

@@ -27,7 +27,7 @@ use crate::code::{Callable, CastKind, Instr, IntOp, NO_SLOT, Operand, Program, U
 use crate::error::{RuntimeError, StackFrame};
 use crate::ops::{self, scalar};
 use crate::value::{NodeRef, Primal, Value};
-use tensor::Rng;
+use tensor::{PrintOptions, Rng};
 
 use float_expr::Evaluated;
 
@@ -77,11 +77,24 @@ pub const DEFAULT_SEED: u64 = 0;
 const INTERRUPT_SLICE: u64 = 16;
 
 /// What outlives one run of a session (see [`crate::session`]): the autodiff tape, with the
-/// program tape of `var` and `backward` and the gradients of the last `backward`, and the random
-/// generator.
+/// program tape of `var` and `backward` and the gradients of the last `backward`, the random
+/// generator, and the options of `print`.
 pub(crate) struct Carried {
     pub(crate) tape: Tape,
     pub(crate) rng: Rng,
+    pub(crate) print_options: PrintOptions,
+}
+
+impl Carried {
+    /// The state a program starts with: an empty tape, the generator at its seed, the default
+    /// print options.
+    pub(crate) fn fresh() -> Carried {
+        Carried {
+            tape: Tape::new(),
+            rng: Rng::from_seed(DEFAULT_SEED),
+            print_options: PrintOptions::default(),
+        }
+    }
 }
 
 /// One active call.
@@ -110,6 +123,8 @@ pub struct Machine<'p, 'o> {
     globals: Vec<Option<Value>>,
     tape: Tape,
     rng: Rng,
+    /// How `print` lays out tensors; `print_options` sets it.
+    print_options: PrintOptions,
     out: &'o mut dyn Write,
     limits: Limits,
     /// The steps left before the next look at [`Machine::interrupt`] and at the budget: all of
@@ -411,6 +426,7 @@ impl<'p, 'o> Machine<'p, 'o> {
             globals: vec![None; program.globals as usize],
             tape: Tape::new(),
             rng: Rng::from_seed(DEFAULT_SEED),
+            print_options: PrintOptions::default(),
             out,
             limits,
             steps_left: limits.max_steps,
@@ -441,6 +457,7 @@ impl<'p, 'o> Machine<'p, 'o> {
         machine.globals = globals;
         machine.tape = carried.tape;
         machine.rng = carried.rng;
+        machine.print_options = carried.print_options;
         machine.interrupt = Some(interrupt);
         machine.steps_left = 0;
         machine.budget_left = limits.max_steps;
@@ -449,7 +466,8 @@ impl<'p, 'o> Machine<'p, 'o> {
 
     /// What a session keeps of a finished (or failed) run: the carried state and the globals.
     pub(crate) fn into_session_state(self) -> (Carried, Vec<Option<Value>>) {
-        (Carried { tape: self.tape, rng: self.rng }, self.globals)
+        let carried = Carried { tape: self.tape, rng: self.rng, print_options: self.print_options };
+        (carried, self.globals)
     }
 
     /// Runs one unit without arguments (a session's entry, or an imported file's constants) and

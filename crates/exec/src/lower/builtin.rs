@@ -12,7 +12,7 @@ use hir::{
 };
 
 use super::{Dest, Result, UnitLowerer};
-use crate::code::{BuiltinCall, Construct, DimsArg, Instr, Operand, PrintItem};
+use crate::code::{BuiltinCall, Construct, DimsArg, Instr, Operand, PrintItem, PrintOptionsArgs};
 use tensor::einsum::EinsumSpec;
 use tensor::{BinaryOp, ReduceOp, UnaryOp};
 
@@ -162,6 +162,29 @@ impl UnitLowerer<'_, '_> {
                     _ => BuiltinCall::Print(items.into_boxed_slice()),
                 }
             }
+            B::PrintOptions => match self.string(arg(0)?) {
+                Some(mode) => {
+                    let defaults = tensor::PrintOptions::default();
+                    let options = match mode.as_str() {
+                        "line" => tensor::PrintOptions { layout: tensor::Layout::Line, ..defaults },
+                        "exact" => tensor::PrintOptions { precision: None, ..defaults },
+                        "default" => defaults,
+                        _ => {
+                            return Err(
+                                self.internal("a print mode the checker does not know", span)
+                            );
+                        }
+                    };
+                    BuiltinCall::PrintOptions(PrintOptionsArgs::Mode(options))
+                }
+                None => {
+                    let mut values = Vec::with_capacity(args.len());
+                    for &a in args {
+                        values.push(self.expr(a, Dest::Any)?);
+                    }
+                    BuiltinCall::PrintOptions(PrintOptionsArgs::Values(values.into_boxed_slice()))
+                }
+            },
             B::Load | B::LoadCsv => {
                 let path = self.path(arg(0)?)?;
                 BuiltinCall::Load { path, csv: builtin == B::LoadCsv }

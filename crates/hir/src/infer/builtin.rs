@@ -1,9 +1,11 @@
 //! Typing calls of built-ins, one arm per [`Rule`] of the table in `builtins.rs`.
 
+use smol_str::SmolStr;
+
 use super::{InferCtx, Resolution};
 use crate::{
     body::{Expr, ExprId, HirSpan, Literal, RelSpan},
-    builtins::{Builtin, Rule},
+    builtins::{Builtin, PRINT_MODES, Rule},
     diagnostics::{Code, a},
     ty::{Dim, Shape, Ty, broadcast},
 };
@@ -77,7 +79,7 @@ impl InferCtx<'_> {
         // Strings are allowed only where the rule takes one; check the rest as values.
         let string_at: &[usize] = match info.rule {
             Rule::Print => &[],
-            Rule::Load | Rule::Einsum => &[0],
+            Rule::Load | Rule::Einsum | Rule::PrintOptions => &[0],
             Rule::Save => &[1],
             Rule::Assert => &[1],
             _ => &[],
@@ -291,6 +293,10 @@ impl InferCtx<'_> {
                 }
             }
             Rule::Print => Ty::Void,
+            Rule::PrintOptions => {
+                self.print_options(expr, args, &arg_tys);
+                Ty::Void
+            }
             Rule::Load => {
                 self.string_arg(args[0], &arg_tys[0], name, 0);
                 Ty::unranked()
@@ -446,6 +452,71 @@ impl InferCtx<'_> {
                 .collect(),
             name: signature.name.to_string(),
             decl: signature.name_span.map(|span| HirSpan { def, span }),
+        }
+    }
+
+    /// `print_options("line")`, or up to four numeric options whose literal values must make
+    /// sense.
+    fn print_options(&mut self, expr: ExprId, args: &[ExprId], arg_tys: &[Ty]) {
+        const NAME: &str = "print_options";
+        if let Expr::Literal(Literal::String(mode)) = &self.body.exprs[args[0]] {
+            let mode = mode.clone();
+            if args.len() > 1 {
+                let span = self.expr_span(expr);
+                self.report(
+                    Code::ArgumentCount,
+                    span,
+                    "`print_options` with a mode takes no other argument".to_owned(),
+                );
+            }
+            if !PRINT_MODES.contains(&mode.as_str()) {
+                let span = self.expr_span(args[0]);
+                let candidates: Vec<(SmolStr, &'static str)> = PRINT_MODES
+                    .iter()
+                    .map(|m| (SmolStr::new(format!("\"{m}\"")), "mode"))
+                    .collect();
+                let quoted = format!("\"{mode}\"");
+                let diagnostic = self.report(
+                    Code::InvalidOption,
+                    span,
+                    format!("`print_options` has no mode {quoted}"),
+                );
+                if !crate::suggest::did_you_mean_owned(diagnostic, &quoted, span, &candidates) {
+                    diagnostic.help("the modes are \"default\", \"line\" and \"exact\"");
+                }
+            }
+            return;
+        }
+        // (what, expected type, smallest literal value, largest)
+        let options: [(&str, Ty, i64, i64); 4] = [
+            ("the precision", Ty::Int, 0, 17),
+            ("the threshold", Ty::Int, 0, i64::MAX),
+            ("the line width", Ty::Int, 1, i64::MAX),
+            ("suppress_small", Ty::Bool, 0, 0),
+        ];
+        for (index, ((&arg, ty), (what, expected, low, high))) in
+            args.iter().zip(arg_tys).zip(options).enumerate()
+        {
+            if *ty != expected {
+                let article = if expected == Ty::Int { "an int" } else { "a bool" };
+                self.bad_arg(arg, NAME, index, ty, article);
+                continue;
+            }
+            if let Some(value) = self.const_int(arg)
+                && expected == Ty::Int
+                && !(low..=high).contains(&value)
+            {
+                let span = self.expr_span(arg);
+                let range = match high {
+                    i64::MAX => format!("at least {low}"),
+                    _ => format!("{low} to {high}"),
+                };
+                self.report(
+                    Code::InvalidOption,
+                    span,
+                    format!("{what} of `print_options` must be {range}, not {value}"),
+                );
+            }
         }
     }
 
