@@ -49,6 +49,23 @@ pub struct Body {
     pub source_map: BodySourceMap,
     /// Problems found while lowering: redeclarations, misplaced `break`, bad dimensions.
     pub diagnostics: Vec<HirDiagnostic>,
+    /// The sizes declarations evaluate when they run, in order.
+    pub runtime_sizes: Vec<RuntimeSize>,
+}
+
+/// A size that a declaration reads when it runs: an `int` that changes later (`Tensor d[k];`
+/// with `k++` below) or any other `int` expression (`Tensor d[shape(x, 0)];`). Its value is
+/// held in a local of kind [`LocalKind::ShapeVar`] without a name, which the declared type's
+/// size names (by the expression's text), so the size stays what it was when the declaration
+/// ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuntimeSize {
+    /// The declared variable.
+    pub decl: LocalId,
+    /// The local that holds the value.
+    pub var: LocalId,
+    /// The `int` expression.
+    pub expr: ExprId,
 }
 
 /// Where each expression, statement and local came from.
@@ -60,9 +77,9 @@ pub struct BodySourceMap {
     local_spans: Vec<RelSpan>,
     /// Where each local can be named.
     local_visibility: Vec<Visibility>,
-    /// Every name in a dimension that refers to a local (a shape variable), other than the one
-    /// that declares it, with the local.
-    size_uses: Vec<(RelSpan, LocalId)>,
+    /// Every name in a dimension that refers to a local (a shape variable or constant, of this
+    /// body or a top level), other than the one that declares it, with the local.
+    size_uses: Vec<(RelSpan, DefId, LocalId)>,
 }
 
 /// A position in a definition: a chunk and an offset in it. Chunk `u32::MAX` is past the end of
@@ -95,7 +112,7 @@ impl BodySourceMap {
     }
 
     /// The names in dimensions that refer to locals, with the local each one names.
-    pub fn size_uses(&self) -> &[(RelSpan, LocalId)] {
+    pub fn size_uses(&self) -> &[(RelSpan, DefId, LocalId)] {
         &self.size_uses
     }
 

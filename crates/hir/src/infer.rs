@@ -273,6 +273,20 @@ impl<'a> InferCtx<'a> {
     }
 
     fn infer_decl(&mut self, local: LocalId, init: Option<ExprId>) {
+        let body = self.body;
+        for size in body.runtime_sizes.iter().filter(|size| size.decl == local) {
+            let ty = self.infer_expr(size.expr);
+            self.result.local_types.insert(size.var, Ty::Int);
+            if !matches!(ty, Ty::Int | Ty::Error) && self.check_value(size.expr, &ty) {
+                let span = self.expr_span(size.expr);
+                self.report(
+                    Code::InvalidDimension,
+                    span,
+                    format!("a dimension must be an int, but this is {ty}"),
+                )
+                .help("convert it with `(int)...` if truncating it is meant");
+            }
+        }
         let data = &self.body.locals[local];
         let declared = ty_of_ref(&data.ty);
         let init_ty = init.map(|init| (init, self.infer_expr(init)));
@@ -312,7 +326,33 @@ impl<'a> InferCtx<'a> {
         }
         let constant_name = data.name.clone();
         let mut reported = rustc_hash::FxHashSet::default();
+        // What the declaration reads: its sizes (evaluated first), then its initializer.
         let mut stack = vec![init];
+        let sizes = self.body.runtime_sizes.iter().filter(|size| size.decl == constant);
+        stack.extend(sizes.map(|size| size.expr).collect::<Vec<_>>().into_iter().rev());
+        // A size that names a top-level `int` directly reads it too.
+        if let TypeRef::Tensor(dims) = &data.ty {
+            let decl_span = self.local_span(constant);
+            for var in dims.iter().flat_map(Dim::vars) {
+                let read = &self.body.locals[var.local];
+                if var.def != self.def
+                    || read.kind == LocalKind::ShapeVar
+                    || read.qualifier == Some(Qualifier::Cns)
+                    || !reported.insert(var.local)
+                {
+                    continue;
+                }
+                let name = &var.name;
+                let decl = self.local_span(var.local);
+                self.report(
+                    Code::ConstantReadsVariable,
+                    decl_span,
+                    format!("the constant `{constant_name}` cannot have the size `{name}`, a top-level variable: tests and importing files evaluate constants without running the other top-level statements"),
+                )
+                .label(decl, format!("`{name}` is declared here, without `cns`"))
+                .help(format!("declare `{name}` `cns`, or `{constant_name}` without `cns`"));
+            }
+        }
         while let Some(expr) = stack.pop() {
             // Children in reverse, so that the first read in the source is reported.
             stack.extend(self.body.expr_children(expr).into_iter().rev());

@@ -503,6 +503,12 @@ impl LintCtx<'_> {
                 read.insert(*local);
             }
         }
+        // A name in a dimension reads it: `int k = ...; Tensor t[k];` reads `k`.
+        for &(_, def, local) in self.body.source_map.size_uses() {
+            if def == self.def {
+                read.insert(local);
+            }
+        }
         // A tensor read only for its shape (`function int rows(Tensor x[r][c]) { return r; }`)
         // is read through the shape variables it binds.
         let binders = self.binder_spans();

@@ -145,3 +145,25 @@ Tensor z = conv1d_valid(arange(8), ones([3]));
 "#,
     );
 }
+
+#[test]
+fn runtime_sizes_are_named_by_what_they_read() {
+    check_types(
+        r#"
+function float halves(Tensor x[n]) {
+    int h = shape(x, 0) / 2;
+    Tensor d[h] = x[0:h];
+    //     ^ Tensor[h]
+    Tensor both = concat(d, d, 0);
+    //            ^^^^^^^^^^^^^^^ Tensor[h + h]
+    int k = 2;
+    k++;
+    Tensor g[k + 1];
+    //     ^ Tensor[k + 1]
+    Tensor rest[shape(x, 0) - h] = x[h:];
+    //     ^^^^ Tensor[shape(x, 0) - h]
+    return sum(both) + sum(g) + sum(rest);
+}
+"#,
+    );
+}

@@ -2,10 +2,9 @@
 //! a function, a built-in, a shape variable or an index label, with its file range. Hover,
 //! references, rename and semantic tokens all read this one index.
 //!
-//! Most of it comes from HIR (the resolutions of name expressions and the spans of locals);
-//! names inside dimensions (`Tensor a[n][N]`) are not expressions, so they are resolved here from
-//! the syntax with the same rules the lowering uses: a local in scope, a shape variable of the
-//! definition, or a top-level constant.
+//! All of it comes from HIR, which resolved every name once: the resolutions of name
+//! expressions, the spans of locals, and the names used in dimensions (`Tensor a[n][N]`), which
+//! are not expressions.
 
 use hir::{Builtin, DefId, DefKind, Expr, LocalId, Resolution, StmtId};
 use smol_str::SmolStr;
@@ -131,51 +130,18 @@ fn definition_of(def: DefId, resolution: Resolution) -> Definition {
     }
 }
 
-/// Names used as dimensions, resolved as the lowering resolves them. Declarations of shape
-/// variables are locals already, so their first occurrence is skipped here.
+/// Names used in dimensions (`Tensor a[n][2*N]`), as `hir` resolved them while lowering.
 fn dimension_occurrences(db: &dyn hir::Db, def: DefId) -> Vec<Occurrence> {
     let body = hir::body(db, def);
-    let file = def.file(db);
-    let mut out = Vec::new();
-    for (chunk, (node, offset)) in def_chunks(db, def).into_iter().enumerate() {
-        for dim in node.descendants().filter_map(ast::Dim::cast) {
-            let Some(ast::Expr::PathExpr(path)) = dim.expr() else { continue };
-            let Some(name_ref) = path.name_ref() else { continue };
-            let Some(ident) = name_ref.ident_token() else { continue };
-            let name = ident.text();
-            let relative = ident.text_range();
-            let range = relative + offset;
-            let at = hir::body::ScopeEnd { chunk: chunk as u32, offset: relative.start() };
-            let same_name = |local: &LocalId| body.locals[*local].name == name;
-            let mut visible: Vec<LocalId> = body
-                .locals
-                .iter()
-                .map(|(local, _)| local)
-                .filter(|local| same_name(local) && body.source_map.is_visible(*local, at))
-                .collect();
-            visible.sort_by_key(|local| body.locals[*local].scope_depth);
-            let shape_var = body.locals.iter().map(|(local, _)| local).find(|local| {
-                same_name(local) && body.locals[*local].kind == hir::LocalKind::ShapeVar
-            });
-            let definition = match visible.last().copied().or(shape_var) {
-                Some(local) => Definition::Local { def, local },
-                None => match hir::scope::file_scope(db, file).get(name) {
-                    Some(hir::scope::ScopeItem::Global { def, local, .. }) => {
-                        Definition::Local { def, local }
-                    }
-                    _ => continue,
-                },
-            };
-            if let Definition::Local { def: d, local } = &definition
-                && *d == def
-                && file_range(db, def, body.source_map.local(*local)) == range
-            {
-                continue;
-            }
-            out.push(Occurrence { range, definition, is_decl: false });
-        }
-    }
-    out
+    body.source_map
+        .size_uses()
+        .iter()
+        .map(|&(span, target, local)| Occurrence {
+            range: file_range(db, def, span),
+            definition: Definition::Local { def: target, local },
+            is_decl: false,
+        })
+        .collect()
 }
 
 /// Every name occurrence of a file, sorted by position.

@@ -51,7 +51,14 @@ impl Machine<'_, '_> {
             Ok(value) => SizeError::Negative(value),
             Err(error) => error,
         };
-        let vars = self.var_values(base, &size.vars);
+        // `the size k is negative (-1)`, not `... with k = -1`.
+        let vars: Vec<(&str, SizePlace)> = size
+            .vars
+            .iter()
+            .filter(|(name, _)| **name != *size.text)
+            .map(|(name, place)| (&**name, *place))
+            .collect();
+        let vars = self.var_values(base, &vars);
         let with = if vars.is_empty() { String::new() } else { format!(" with {vars}") };
         let text = &size.text;
         Err(RuntimeError::new(match error {

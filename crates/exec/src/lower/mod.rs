@@ -618,6 +618,14 @@ impl<'db> UnitLowerer<'_, 'db> {
         self.global_of(var.def, var.local).map(SizePlace::Global)
     }
 
+    /// Whether a size variable is a shape variable bound from an extent, which is never
+    /// negative, rather than an `int` read as a size.
+    fn is_shape_var(&self, var: &SizeVar) -> bool {
+        let body = if var.def == self.def { self.body } else { hir::body(self.db(), var.def) };
+        let data = &body.locals[var.local];
+        data.kind == LocalKind::ShapeVar && !data.name.is_empty()
+    }
+
     fn size_expr(&self, expr: &SizeExpr<SizeVar>) -> Result<SizeExpr<SizePlace>> {
         let mut failure = None;
         let mapped = expr.map(&mut |var| match self.size_place(var) {
@@ -641,7 +649,8 @@ impl<'db> UnitLowerer<'_, 'db> {
             ),
             Dim::Unknown => DimSpec::Any,
             Dim::Expr(expr) => match expr.written() {
-                SizeExpr::Var(var) => match self.size_place(var)? {
+                // A shape variable holds a size; an `int` read as a size may be negative.
+                SizeExpr::Var(var) if self.is_shape_var(var) => match self.size_place(var)? {
                     SizePlace::Slot(slot) => DimSpec::Slot(slot),
                     SizePlace::Global(global) => DimSpec::Global(global),
                 },

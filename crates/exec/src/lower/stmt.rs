@@ -270,6 +270,22 @@ impl UnitLowerer<'_, '_> {
     }
 
     fn decl(&mut self, local: hir::LocalId, init: Option<ExprId>, span: RelSpan) -> Result<()> {
+        // The sizes the declaration reads when it runs, before its initializer.
+        let body = self.body;
+        for size in body.runtime_sizes.iter().filter(|size| size.decl == local) {
+            match self.place_of(size.var)? {
+                Place::Slot(slot) => {
+                    let value = self.value_as(size.expr, &Ty::Int, Dest::Slot(slot), None)?;
+                    if value.slot() != slot {
+                        self.emit(Instr::Copy { dst: slot, src: value }, span);
+                    }
+                }
+                Place::Global(global) => {
+                    let value = self.value_as(size.expr, &Ty::Int, Dest::Any, None)?;
+                    self.emit(Instr::StoreGlobal { global, src: value }, span);
+                }
+            }
+        }
         let place = self.place_of(local)?;
         let declared = self.infer.type_of_local(local).clone();
         let name = self.body.locals[local].name.to_string();

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use smol_str::SmolStr;
 use syntax::{AstNode, SyntaxNode, TextRange, TextSize, ast};
 
@@ -84,7 +84,8 @@ pub fn signature_query(db: &dyn Db, def: DefId) -> Arc<Signature> {
 pub fn body_query(db: &dyn Db, def: DefId) -> Arc<LoweredBody> {
     let source: &DefSource = def_source(db, def);
     let globals = const_ints(db, def.file(db)).clone();
-    let mut lowerer = Lowerer::new(def, globals);
+    let mut lowerer = Lowerer::new(db, def, globals);
+    lowerer.written = written_names(source);
     match def.kind(db) {
         DefKind::Function => {
             if let Some(node) = source.chunks.first()
@@ -133,7 +134,8 @@ pub struct LoweredBody {
     pub close_brace: Option<RelSpan>,
 }
 
-struct Lowerer {
+struct Lowerer<'db> {
+    db: &'db dyn Db,
     def: DefId,
     body: Body,
     signature: Signature,
@@ -144,6 +146,11 @@ struct Lowerer {
     chunk: u32,
     globals: Arc<FxHashMap<SmolStr, i64>>,
     loop_depth: u32,
+    /// Every name the definition assigns or increments anywhere: an `int` with such a name is
+    /// read once, when a declaration that uses it as a size runs.
+    written: FxHashSet<SmolStr>,
+    /// The sizes the declaration being lowered evaluates when it runs.
+    runtime_sizes: Vec<(LocalId, ExprId)>,
 }
 
 /// How the walk treats a name in a dimension that nothing binds.
@@ -155,13 +162,38 @@ enum FreeDims {
     Allow,
     /// A declaration with an initializer: the name is bound to the initializer's extent.
     BindFromInit,
-    /// A declaration without an initializer, a cast or `sizeof`: an error.
+    /// A declaration without an initializer: an error.
+    Declare,
+    /// A cast or `sizeof`: an error.
     Reject,
 }
 
-impl Lowerer {
-    fn new(def: DefId, globals: Arc<FxHashMap<SmolStr, i64>>) -> Lowerer {
+impl FreeDims {
+    /// Whether a size may use `int` values that are not constants: a declaration evaluates them
+    /// when it runs. `sizeof(Tensor[n])` may name an `int` that never changes.
+    fn runtime_sizes(self) -> RuntimeSizes {
+        match self {
+            FreeDims::BindShapeVar | FreeDims::Allow => RuntimeSizes::No,
+            FreeDims::Reject => RuntimeSizes::Fixed,
+            FreeDims::BindFromInit | FreeDims::Declare => RuntimeSizes::Evaluated,
+        }
+    }
+}
+
+/// What a size may use besides constants and shape variables.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RuntimeSizes {
+    No,
+    /// `int` variables that are never written.
+    Fixed,
+    /// Any `int` expression, evaluated by the declaration.
+    Evaluated,
+}
+
+impl<'db> Lowerer<'db> {
+    fn new(db: &'db dyn Db, def: DefId, globals: Arc<FxHashMap<SmolStr, i64>>) -> Lowerer<'db> {
         Lowerer {
+            db,
             def,
             body: Body::default(),
             signature: Signature::default(),
@@ -171,6 +203,8 @@ impl Lowerer {
             chunk: 0,
             globals,
             loop_depth: 0,
+            written: FxHashSet::default(),
+            runtime_sizes: Vec::new(),
         }
     }
 
@@ -487,7 +521,7 @@ impl Lowerer {
             // The initializer is in the scope before the name: `int x = x;` reads an outer `x`.
             let init = init_expr.as_ref().map(|e| self.lower_expr(e));
             let dims: Vec<ast::Dim> = declarator.dims().collect();
-            let free = if has_init { FreeDims::BindFromInit } else { FreeDims::Reject };
+            let free = if has_init { FreeDims::BindFromInit } else { FreeDims::Declare };
             let (ty, fresh) = match decl.ty() {
                 Some(ty) => self.lower_decl_type(&ty, dims, free),
                 None => (TypeRef::Error, Vec::new()),
@@ -533,6 +567,12 @@ impl Lowerer {
                 name_span,
             );
             self.bind(&name, local);
+            for (var, expr) in std::mem::take(&mut self.runtime_sizes) {
+                // Like the shape variables its initializer binds, a size a `cns` declaration
+                // evaluates is a constant that functions and importers may read.
+                self.body.locals[var].qualifier = qualifier.filter(|&q| q == Qualifier::Cns);
+                self.body.runtime_sizes.push(RuntimeSize { decl: local, var, expr });
+            }
             if !fresh.is_empty()
                 && let TypeRef::Tensor(dims) = &self.body.locals[local].ty
             {
@@ -683,12 +723,16 @@ impl Lowerer {
         fresh: &mut Vec<LocalId>,
     ) -> Option<SizeExpr<SizeVar>> {
         let expr_span = self.span(expr.syntax());
-        let not_a_size = |this: &mut Lowerer| {
+        let not_a_size = |this: &mut Lowerer<'db>, expr: &ast::Expr| {
+            if free.runtime_sizes() == RuntimeSizes::Evaluated {
+                return this.runtime_size(expr);
+            }
             this.error(
                 Code::InvalidDimension,
                 expr_span,
                 "a dimension must be an integer expression of literals, `cns int` constants and shape variables under `+ - * / %`".to_owned(),
-            );
+            )
+            .help("a declaration's dimensions may also use any `int` value, which it reads when it runs");
             None
         };
         match expr {
@@ -707,7 +751,7 @@ impl Lowerer {
                         None
                     }
                 },
-                _ => not_a_size(self),
+                _ => not_a_size(self, expr),
             },
             ast::Expr::ParenExpr(paren) => self.lower_size(&paren.expr()?, free, fresh),
             ast::Expr::PrefixExpr(prefix) => {
@@ -715,7 +759,7 @@ impl Lowerer {
                 match prefix.op_kind()? {
                     ast::PrefixOp::Neg => Some(SizeExpr::Neg(Box::new(operand))),
                     ast::PrefixOp::Plus => Some(operand),
-                    _ => not_a_size(self),
+                    _ => not_a_size(self, expr),
                 }
             }
             ast::Expr::BinExpr(bin) => {
@@ -725,7 +769,7 @@ impl Lowerer {
                     ast::BinaryOp::Arith(ArithOp::Mul) => SizeOp::Mul,
                     ast::BinaryOp::Arith(ArithOp::Div) => SizeOp::Div,
                     ast::BinaryOp::Arith(ArithOp::Rem) => SizeOp::Rem,
-                    _ => return not_a_size(self),
+                    _ => return not_a_size(self, expr),
                 };
                 let lhs = self.lower_size(&bin.lhs()?, free, fresh);
                 let rhs = self.lower_size(&bin.rhs()?, free, fresh);
@@ -734,9 +778,9 @@ impl Lowerer {
             ast::Expr::PathExpr(path) => {
                 let name_ref = path.name_ref()?;
                 let name = SmolStr::new(name_ref.text());
-                self.lower_size_name(name, expr_span, free, fresh)
+                self.lower_size_name(expr, name, expr_span, free, fresh)
             }
-            _ => not_a_size(self),
+            _ => not_a_size(self, expr),
         }
     }
 
@@ -744,6 +788,7 @@ impl Lowerer {
     /// where `free` allows, a new shape variable.
     fn lower_size_name(
         &mut self,
+        expr: &ast::Expr,
         name: SmolStr,
         span: RelSpan,
         free: FreeDims,
@@ -752,27 +797,51 @@ impl Lowerer {
         let fresh_local = fresh.iter().copied().find(|&l| self.body.locals[l].name == name);
         if let Some(local) = self.lookup(&name).or(fresh_local) {
             let data = &self.body.locals[local];
-            return match (data.kind, data.const_value) {
-                (LocalKind::ShapeVar, _) => {
-                    self.body.source_map.size_uses.push((span, local));
+            let is_int = data.ty == TypeRef::Int;
+            return match (data.kind, data.const_value, free.runtime_sizes()) {
+                (LocalKind::ShapeVar, _, _) => {
+                    self.body.source_map.size_uses.push((span, self.def, local));
                     Some(SizeExpr::Var(self.size_var(local)))
                 }
-                (_, Some(value)) => Some(SizeExpr::Const(value)),
-                _ => {
+                (_, Some(value), _) => {
+                    self.body.source_map.size_uses.push((span, self.def, local));
+                    Some(SizeExpr::Const(value))
+                }
+                // An `int` that never changes is a size of its own, read where it is used.
+                (_, None, RuntimeSizes::Fixed | RuntimeSizes::Evaluated)
+                    if is_int && !self.written.contains(&name) =>
+                {
+                    self.body.source_map.size_uses.push((span, self.def, local));
+                    Some(SizeExpr::Var(self.size_var(local)))
+                }
+                (_, None, RuntimeSizes::Evaluated) => self.runtime_size(expr),
+                (_, None, runtime) => {
+                    let (what, help) = match runtime {
+                        RuntimeSizes::No => (
+                            "a parameter's or return type's dimension must be an integer literal, a `cns int` or a shape variable",
+                            format!(
+                                "name a new shape variable, such as `[m]`, and compare it with `{name}` in the body"
+                            ),
+                        ),
+                        _ => (
+                            "a dimension here must be an integer literal, a `cns int`, a shape variable or an `int` that never changes",
+                            format!("declare it as `cns int {name} = ...;`"),
+                        ),
+                    };
                     self.error(
                         Code::InvalidDimension,
                         span,
-                        format!("`{name}` is not a constant: a dimension must be an integer literal, a `cns int` or a shape variable"),
+                        format!("`{name}` is not a constant: {what}"),
                     )
-                    .help(format!("declare it as `cns int {name} = ...;`"));
+                    .help(help);
                     None
                 }
             };
         }
-        if let Some(&value) = self.globals.get(&name) {
+        if let Some(value) = self.global_constant(&name, span) {
             return Some(SizeExpr::Const(value));
         }
-        let new_var = |this: &mut Lowerer, qualifier| {
+        let new_var = |this: &mut Lowerer<'db>, qualifier| {
             this.alloc_local(
                 Local {
                     name: name.clone(),
@@ -798,7 +867,7 @@ impl Lowerer {
                 fresh.push(local);
                 Some(SizeExpr::Var(self.size_var(local)))
             }
-            FreeDims::Reject => {
+            FreeDims::Declare | FreeDims::Reject => {
                 let candidates = self.dimension_names();
                 let hir_span = self.hir_span(span);
                 let diagnostic = self.error(
@@ -859,6 +928,45 @@ impl Lowerer {
                 "an extent determines a variable when it is the only unbound one in it and occurs linearly, as in `[{name}]` or `[2*{name} + 1]`; give `{name}` an extent of its own"
             ));
         }
+    }
+
+    /// A size the declaration evaluates when it runs: an `int` expression, held in a local of
+    /// its own (unnamed, so nothing can name it) and named by its text.
+    fn runtime_size(&mut self, expr: &ast::Expr) -> Option<SizeExpr<SizeVar>> {
+        let span = self.span(expr.syntax());
+        let text: String =
+            expr.syntax().text().to_string().split_whitespace().collect::<Vec<_>>().join(" ");
+        let value = self.lower_expr(expr);
+        let id = self.body.locals.alloc(Local {
+            name: SmolStr::default(),
+            qualifier: None,
+            ty: TypeRef::Int,
+            kind: LocalKind::ShapeVar,
+            const_value: None,
+            scope_depth: self.depth(),
+            bound_by: None,
+        });
+        self.body.source_map.local_spans.push(span);
+        let never = ScopeEnd { chunk: span.chunk, offset: span.range.start() };
+        self.body.source_map.local_visibility.push(Visibility { start: never, end: never });
+        self.runtime_sizes.push((id, value));
+        Some(SizeExpr::Var(SizeVar { def: self.def, local: id, name: SmolStr::new(text) }))
+    }
+
+    /// The value of a top-level `cns int` named in a dimension, recording the use: the file's
+    /// own constants for its top level, the file scope's (imports included) elsewhere.
+    fn global_constant(&mut self, name: &SmolStr, span: RelSpan) -> Option<i64> {
+        if self.def.kind(self.db) == DefKind::TopLevel {
+            return self.globals.get(name).copied();
+        }
+        let scope = crate::scope::file_scope(self.db, self.def.file(self.db));
+        let Some(crate::scope::ScopeItem::Global { def, local, is_cns: true }) = scope.get(name)
+        else {
+            return None;
+        };
+        let value = body_query(self.db, def).body.locals[local].const_value?;
+        self.body.source_map.size_uses.push((span, def, local));
+        Some(value)
     }
 
     fn size_var(&self, local: LocalId) -> SizeVar {
@@ -1221,4 +1329,37 @@ pub(crate) fn const_eval(expr: &ast::Expr, lookup: &dyn Fn(&str) -> Option<i64>)
         }
         _ => None,
     })
+}
+
+/// The names a definition writes anywhere: targets of assignments, `++` and `--`.
+fn written_names(source: &DefSource) -> FxHashSet<SmolStr> {
+    let mut out = FxHashSet::default();
+    for chunk in &source.chunks {
+        for node in SyntaxNode::new_root(chunk.clone()).descendants() {
+            let target = match_ast_target(&node);
+            if let Some(ast::Expr::PathExpr(path)) = target
+                && let Some(name) = path.name_ref()
+            {
+                out.insert(SmolStr::new(name.text()));
+            }
+        }
+    }
+    out
+}
+
+/// The operand an assignment, `++` or `--` writes, if `node` is one.
+fn match_ast_target(node: &SyntaxNode) -> Option<ast::Expr> {
+    if let Some(bin) = ast::BinExpr::cast(node.clone()) {
+        return match bin.op_kind()? {
+            ast::BinaryOp::Assign(_) => bin.lhs(),
+            _ => None,
+        };
+    }
+    if let Some(prefix) = ast::PrefixExpr::cast(node.clone()) {
+        return match prefix.op_kind()? {
+            ast::PrefixOp::PreInc | ast::PrefixOp::PreDec => prefix.expr(),
+            _ => None,
+        };
+    }
+    ast::PostfixExpr::cast(node.clone())?.expr()
 }
