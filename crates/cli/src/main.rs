@@ -4,6 +4,7 @@ mod check;
 mod explain;
 mod fmt;
 mod render;
+mod repl;
 mod run;
 mod source;
 mod test;
@@ -62,6 +63,19 @@ enum Command {
         /// Write `{"run_seconds", "check_seconds", "tape_bytes_per_op"}` to this file.
         #[arg(long)]
         timings_json: Option<std::path::PathBuf>,
+    },
+    /// Start an interactive session: enter declarations, statements, functions and
+    /// expressions, and see each expression's value and type.
+    Repl {
+        /// A file whose definitions to load and whose top level to run first.
+        file: Option<std::path::PathBuf>,
+        /// The largest tensor an entry may create, in bytes or with a unit (`512M`, `2G`); the
+        /// machine's memory by default.
+        #[arg(long, value_parser = run::parse_size)]
+        max_memory: Option<usize>,
+        /// The deepest nesting of function calls before an entry stops with an error.
+        #[arg(long, default_value_t = exec::interp::Limits::DEFAULT_CALL_DEPTH)]
+        max_recursion: usize,
     },
     /// Run the `test` blocks of files and directories (every `.nb` file, recursively).
     Test {
@@ -124,6 +138,9 @@ fn main() -> ExitCode {
         Command::Fmt { paths, check } => fmt::run(&paths, fmt::Options { check }),
         Command::Run { file, max_memory, max_recursion, timings_json } => {
             run::run(&file, &run::Options { max_memory, max_recursion, timings_json })
+        }
+        Command::Repl { file, max_memory, max_recursion } => {
+            repl::run(&repl::Options { file, max_memory, max_recursion })
         }
         Command::Test {
             paths,

@@ -97,6 +97,21 @@ fn path_of(db: &Database, file: SourceFile) -> String {
 ///    = help: to scale a tensor by a number, use `*`
 /// ```
 pub fn human(db: &Database, diagnostic: &Diagnostic, colour: bool) -> String {
+    human_located(db, diagnostic, colour, &|file, line| (path_of(db, file), line))
+}
+
+/// Where a line of a file is shown to be: the name and the 1-based line number to print for the
+/// 1-based line `line` of `file`. Files on disk are shown as they are; a host that assembles a
+/// file from pieces (the REPL) points back into the pieces.
+pub type Locate<'a> = &'a dyn Fn(SourceFile, u32) -> (String, u32);
+
+/// [`human`], with the places of lines given by `locate`.
+pub fn human_located(
+    db: &Database,
+    diagnostic: &Diagnostic,
+    colour: bool,
+    locate: Locate<'_>,
+) -> String {
     let style = Style { colour };
     let index = line_index(db, diagnostic.file);
     let ((line, col), _) = positions(&index, diagnostic.range);
@@ -108,7 +123,8 @@ pub fn human(db: &Database, diagnostic: &Diagnostic, colour: bool) -> String {
     let width = lines
         .iter()
         .map(|(file, range, _, _)| {
-            line_index(db, *file).line_col_1based(range.start()).0.to_string().len()
+            let line = line_index(db, *file).line_col_1based(range.start()).0;
+            locate(*file, line).1.to_string().len()
         })
         .max()
         .unwrap_or(1);
@@ -124,8 +140,8 @@ pub fn human(db: &Database, diagnostic: &Diagnostic, colour: bool) -> String {
         style.severity(diagnostic.severity, &format!("{severity}[{}]", diagnostic.code)),
         style.bold(&format!(": {}", diagnostic.message))
     );
-    let _ =
-        writeln!(out, "{pad}{} {}:{line}:{col}", style.gutter("-->"), path_of(db, diagnostic.file));
+    let (name, shown) = locate(diagnostic.file, line);
+    let _ = writeln!(out, "{pad}{} {name}:{shown}:{col}", style.gutter("-->"));
     let _ = writeln!(out, "{pad} {}", style.gutter("|"));
     // Annotated lines of the diagnostic's file in order, each printed once with its marks; labels
     // in other files follow under their own `:::` header.
@@ -145,8 +161,8 @@ pub fn human(db: &Database, diagnostic: &Diagnostic, colour: bool) -> String {
             || (previous.is_none() && file != diagnostic.file)
         {
             let (line, col) = index.line_col_1based(range.start());
-            let _ =
-                writeln!(out, "{pad}{} {}:{line}:{col}", style.gutter(":::"), path_of(db, file));
+            let (name, shown) = locate(file, line);
+            let _ = writeln!(out, "{pad}{} {name}:{shown}:{col}", style.gutter(":::"));
         }
         let (_, col) = index.line_col_1based(range.start());
         let byte_col = index.line_col(range.start()).col;
@@ -162,10 +178,11 @@ pub fn human(db: &Database, diagnostic: &Diagnostic, colour: bool) -> String {
             {
                 let _ = writeln!(out, "{}", style.gutter("..."));
             }
+            let shown = locate(file, line).1;
             let _ = writeln!(
                 out,
                 "{} {} {}",
-                style.gutter(&format!("{line:>width$}")),
+                style.gutter(&format!("{shown:>width$}")),
                 style.gutter("|"),
                 window.0
             );

@@ -190,6 +190,18 @@ const STACK_EDGE: usize = 10;
 ///   at <top level> (prog.nb:5:7)
 /// ```
 pub fn render_error(db: &Database, error: &RuntimeError, colour: bool) -> String {
+    render_error_located(db, error, colour, &|file, line| {
+        (file.path(db).display().to_string(), line)
+    })
+}
+
+/// [`render_error`], with the places of lines given by `locate` (see [`render::Locate`]).
+pub fn render_error_located(
+    db: &Database,
+    error: &RuntimeError,
+    colour: bool,
+    locate: render::Locate<'_>,
+) -> String {
     let paint = |code: &str, text: &str| {
         if colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() }
     };
@@ -206,15 +218,15 @@ pub fn render_error(db: &Database, error: &RuntimeError, colour: bool) -> String
     let index = LineIndex::new(text);
     let (line, col) = index.line_col_1based(range.start());
     let (end_line, end_col) = index.line_col_1based(range.end());
-    let width = line.to_string().len();
+    let (path, shown) = locate(file, line);
+    let width = shown.to_string().len();
     let pad = " ".repeat(width);
-    let path = file.path(db).display().to_string();
-    out.push_str(&format!("{pad}{} {path}:{line}:{col}\n", paint("1;34", "-->")));
+    out.push_str(&format!("{pad}{} {path}:{shown}:{col}\n", paint("1;34", "-->")));
     out.push_str(&format!("{pad} {}\n", paint("1;34", "|")));
     let source = index.line(line - 1);
     out.push_str(&format!(
         "{} {} {source}\n",
-        paint("1;34", &format!("{line:>width$}")),
+        paint("1;34", &format!("{shown:>width$}")),
         paint("1;34", "|")
     ));
     let line_chars = source.chars().count() as u32;
@@ -242,7 +254,8 @@ pub fn render_error(db: &Database, error: &RuntimeError, colour: bool) -> String
                 let (file, range) = hir::file_range(db, frame.span);
                 let index = LineIndex::new(file.text(db));
                 let (line, col) = index.line_col_1based(range.start());
-                format!("  at {} ({}:{line}:{col})\n", frame.function, file.path(db).display())
+                let (path, line) = locate(file, line);
+                format!("  at {} ({path}:{line}:{col})\n", frame.function)
             })
             .collect();
         out.push_str(&collapse_stack(&lines));
