@@ -232,3 +232,21 @@ fn input_is_coloured_where_the_terminal_allows() {
     expect(&mut repl, "");
     quit(repl);
 }
+
+#[test]
+fn a_paste_sent_before_the_prompt_is_one_entry() {
+    // What VS Code's "Send Selection to REPL" does when it starts the REPL: it types the selection
+    // as one bracketed paste at once, before the REPL has shown its first prompt.
+    let dir = scratch("early");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_nabla"));
+    command.arg("repl").current_dir(&dir);
+    command.env("NABLA_DATA_DIR", dir.join("data")).env("TERM", "xterm-256color");
+    command.env("NO_COLOR", "1");
+    let mut repl = OsSession::spawn(command).unwrap_or_else(|err| panic!("spawn: {err}"));
+    repl.set_expect_timeout(Some(TIMEOUT));
+    line(&mut repl, "\x1b[200~function float sq(float x) {\n    return x * x;\n}\x1b[201~");
+    line(&mut repl, "sq(3.0)");
+    expect(&mut repl, "float = 9.0");
+    next_prompt(&mut repl);
+    quit(repl);
+}

@@ -12,4 +12,6 @@ export const COMMANDS = {
   runTest: "nabla.runTest",
   restartServer: "nabla.restartServer",
   showServerLog: "nabla.showServerLog",
+  startRepl: "nabla.startRepl",
+  sendToRepl: "nabla.sendSelectionToRepl",
 } as const;

@@ -1,6 +1,7 @@
 /**
- * The Nabla extension: starts the language server (`nabla lsp`) through `vscode-languageclient`
- * and runs files and tests in a terminal.
+ * The Nabla extension: starts the language server (`nabla lsp`) through `vscode-languageclient`,
+ * runs files and tests in a terminal, and runs `nabla repl` in a terminal of its own that
+ * selections can be sent to.
  *
  * Highlighting, the language configuration and snippets are declarative (see `package.json`);
  * everything that needs thought without VS Code lives in the pure modules beside this one.
@@ -11,6 +12,7 @@ import { LanguageClient, type LanguageClientOptions, RevealOutputChannelOn, type
 import { COMMANDS } from "./commands";
 import { commandLine, runFileArguments, runTestsArguments, shellKind } from "./commandLine";
 import { initializationOptions, serverArguments } from "./launch";
+import { REPL_TERMINAL_NAME, replArguments, replInput } from "./repl";
 import { nodeEnvironment, resolveServerPath, type ServerPathResolution } from "./serverPath";
 import { RESTART_SETTINGS, SETTINGS_SECTION, readSettings, type NablaSettings } from "./settings";
 
@@ -25,10 +27,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const output = vscode.window.createOutputChannel(CLIENT_NAME);
   server = new NablaServer(output);
   const runner = new TerminalRunner();
+  const repl = new ReplTerminal();
   const activeServer = server;
   context.subscriptions.push(
     output,
     runner,
+    repl,
+    vscode.commands.registerCommand(COMMANDS.startRepl, () => repl.show()),
+    vscode.commands.registerCommand(COMMANDS.sendToRepl, () => repl.sendSelection()),
     vscode.commands.registerCommand(COMMANDS.restartServer, () => activeServer.restart()),
     vscode.commands.registerCommand(COMMANDS.showServerLog, () => output.show(true)),
     vscode.commands.registerCommand(COMMANDS.runFile, (resource?: unknown) =>
@@ -44,11 +50,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
       return runner.run(resource, (file) => runTestsArguments(file, testName));
     }),
+    // The settings are read each time the server starts (never kept from activation): a value
+    // that arrives later, as user settings do in the first window of a fresh profile, restarts it.
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (RESTART_SETTINGS.some((key) => event.affectsConfiguration(key))) {
         void activeServer.restart();
       }
     }),
+    // Trusting the workspace makes its own `nabla.server.*` values count (they are restricted).
+    vscode.workspace.onDidGrantWorkspaceTrust(() => activeServer.restart()),
   );
   await server.start();
 }
@@ -216,6 +226,83 @@ class TerminalRunner implements vscode.Disposable {
         cwd: folder?.uri.fsPath ?? path.dirname(uri.fsPath),
       });
     }
+    return this.terminal;
+  }
+}
+
+/** `nabla repl` in a terminal of its own, started on demand and restarted once it has exited. */
+class ReplTerminal implements vscode.Disposable {
+  private terminal: vscode.Terminal | undefined;
+  private readonly closeListener = vscode.window.onDidCloseTerminal((closed) => {
+    if (closed === this.terminal) {
+      this.terminal = undefined;
+    }
+  });
+
+  dispose(): void {
+    this.closeListener.dispose();
+  }
+
+  /** "Nabla: Start REPL": shows the REPL's terminal, starting the REPL if none runs. */
+  show(): void {
+    this.running()?.show(false);
+  }
+
+  /**
+   * "Nabla: Send Selection to REPL": types the selection, or the current line when nothing is
+   * selected (and then moves the cursor to the next line, so that repeating the command steps
+   * through a file), into the REPL, starting it first when none runs.
+   */
+  sendSelection(): void {
+    const editor = vscode.window.activeTextEditor;
+    if (editor === undefined) {
+      void vscode.window.showErrorMessage("Nabla: open a .nb file and select the code to send to the REPL.");
+      return;
+    }
+    const { document, selection } = editor;
+    const text = replInput(document.getText(selection), document.lineAt(selection.active.line).text);
+    if (text === undefined) {
+      return;
+    }
+    const terminal = this.running();
+    if (terminal === undefined) {
+      return;
+    }
+    terminal.show(true);
+    terminal.sendText(text, true);
+    if (selection.isEmpty && selection.active.line + 1 < document.lineCount) {
+      const next = new vscode.Position(selection.active.line + 1, 0);
+      editor.selection = new vscode.Selection(next, next);
+      editor.revealRange(new vscode.Range(next, next));
+    }
+  }
+
+  /**
+   * The REPL's terminal: the one started earlier if its process still runs, else a new one that
+   * runs the binary directly (no shell, so nothing needs quoting and what is sent reaches the REPL
+   * even before it has started). `undefined`, after saying so, when the binary is missing.
+   */
+  private running(): vscode.Terminal | undefined {
+    if (this.terminal !== undefined && this.terminal.exitStatus === undefined) {
+      return this.terminal;
+    }
+    const binary = resolveBinary(currentSettings());
+    if (binary.kind === "missing") {
+      void reportMissingBinary(binary.message, () => Promise.resolve(this.show()));
+      return undefined;
+    }
+    const active = vscode.window.activeTextEditor?.document.uri;
+    const folder = active === undefined ? undefined : vscode.workspace.getWorkspaceFolder(active);
+    const cwd =
+      folder?.uri.fsPath ??
+      (active?.scheme === "file" ? path.dirname(active.fsPath) : firstWorkspaceFolder());
+    this.terminal?.dispose();
+    this.terminal = vscode.window.createTerminal({
+      name: REPL_TERMINAL_NAME,
+      shellPath: binary.path,
+      shellArgs: replArguments(),
+      cwd,
+    });
     return this.terminal;
   }
 }

@@ -2,8 +2,10 @@
  * Activates the extension against a stand-in for the `vscode` module (no VS Code is available
  * here) and checks the wiring that the pure modules cannot: every declared command is registered,
  * a missing binary is reported with its fix, the code lens's `nabla.runTest` types the right
- * command line into a terminal, and the real language client launches a server with `lsp` and
- * the shared `initializationOptions`, and shuts it down.
+ * command line into a terminal, the REPL runs in a terminal of its own and receives selections,
+ * a `nabla.server.path` that arrives after activation or changes (re)starts the server with it,
+ * and the real language client launches a server with `lsp` and the shared
+ * `initializationOptions`, and shuts it down.
  *
  * The stand-in implements what the extension calls; anything else (what `vscode-languageclient`
  * touches when it loads) is an inert object that accepts any use.
@@ -73,11 +75,76 @@ class FakeUri {
   }
 }
 
+interface TerminalOptions {
+  name?: string;
+  cwd?: string;
+  shellPath?: string;
+  shellArgs?: string[];
+}
+
+interface RecordedTerminal {
+  options: TerminalOptions;
+  sent: string[];
+  /** Set to end the terminal's process. */
+  exitStatus: { code: number } | undefined;
+}
+
 interface Recorded {
   commands: Map<string, Callable>;
   errors: { message: string; items: unknown[] }[];
-  terminals: { options: { name?: string; cwd?: string }; sent: string[] }[];
+  terminals: RecordedTerminal[];
   settings: Record<string, unknown>;
+  /** The extension's listeners of `onDidChangeConfiguration`. */
+  configurationListeners: ((event: { affectsConfiguration(section: string): boolean }) => unknown)[];
+  /** The extension's listeners of `onDidGrantWorkspaceTrust`. */
+  trustListeners: (() => unknown)[];
+  activeTextEditor: FakeEditor | undefined;
+}
+
+class FakePosition {
+  constructor(
+    readonly line: number,
+    readonly character: number,
+  ) {}
+}
+
+class FakeSelection {
+  readonly active: FakePosition;
+  constructor(
+    readonly anchor: FakePosition,
+    active: FakePosition,
+  ) {
+    this.active = active;
+  }
+  get isEmpty(): boolean {
+    return this.anchor.line === this.active.line && this.anchor.character === this.active.character;
+  }
+}
+
+/** An editor on `text` with a selection, as far as the REPL commands use one. */
+class FakeEditor {
+  revealed = 0;
+  constructor(
+    private readonly text: string,
+    public selection: FakeSelection,
+  ) {}
+  get document(): unknown {
+    const lines = this.text.split("\n");
+    const offset = (position: FakePosition): number =>
+      lines.slice(0, position.line).reduce((sum, line) => sum + line.length + 1, 0) + position.character;
+    return {
+      uri: FakeUri.file(path.join(os.tmpdir(), "session.nb")),
+      lineCount: lines.length,
+      lineAt: (line: number) => ({ text: lines[line] }),
+      getText: (range: FakeSelection) => {
+        const [from, to] = [offset(range.anchor), offset(range.active)].sort((a, b) => a - b);
+        return this.text.slice(from, to);
+      },
+    };
+  }
+  revealRange(): void {
+    this.revealed += 1;
+  }
 }
 
 function fakeVscode(recorded: Recorded): unknown {
@@ -85,6 +152,9 @@ function fakeVscode(recorded: Recorded): unknown {
   return withFallback({
     version: "1.85.0",
     Uri: FakeUri,
+    Position: FakePosition,
+    Selection: FakeSelection,
+    Range: FakeSelection,
     env: { shell: "/bin/bash" },
     commands: {
       registerCommand(id: string, handler: Callable) {
@@ -94,20 +164,25 @@ function fakeVscode(recorded: Recorded): unknown {
       executeCommand: () => Promise.resolve(undefined),
     },
     window: {
-      activeTextEditor: undefined,
+      get activeTextEditor() {
+        return recorded.activeTextEditor;
+      },
       createOutputChannel: () => ({ append: () => undefined, appendLine: () => undefined, show: () => undefined, dispose: () => undefined }),
       showErrorMessage(message: string, ...items: unknown[]) {
         recorded.errors.push({ message, items });
         return Promise.resolve(undefined);
       },
       onDidCloseTerminal: () => disposable,
-      createTerminal(options: { name?: string; cwd?: string }) {
-        const terminal = { options, sent: [] as string[] };
+      createTerminal(options: TerminalOptions) {
+        const terminal: RecordedTerminal = { options, sent: [], exitStatus: undefined };
         recorded.terminals.push(terminal);
         return {
           show: () => undefined,
-          sendText: (text: string) => terminal.sent.push(text),
+          sendText: (text: string, addNewLine?: boolean) => terminal.sent.push(addNewLine === false ? text : `${text}\r`),
           dispose: () => undefined,
+          get exitStatus() {
+            return terminal.exitStatus;
+          },
         };
       },
     },
@@ -116,7 +191,14 @@ function fakeVscode(recorded: Recorded): unknown {
       textDocuments: [],
       getConfiguration: () => ({ get: (key: string) => recorded.settings[key] }),
       getWorkspaceFolder: () => undefined,
-      onDidChangeConfiguration: () => disposable,
+      onDidChangeConfiguration(listener: Recorded["configurationListeners"][number]) {
+        recorded.configurationListeners.push(listener);
+        return disposable;
+      },
+      onDidGrantWorkspaceTrust(listener: () => unknown) {
+        recorded.trustListeners.push(listener);
+        return disposable;
+      },
       createFileSystemWatcher: () => ({
         onDidCreate: () => disposable,
         onDidChange: () => disposable,
@@ -180,7 +262,15 @@ interface ExtensionModule {
 }
 
 describe("activation", () => {
-  const recorded: Recorded = { commands: new Map(), errors: [], terminals: [], settings: {} };
+  const recorded: Recorded = {
+    commands: new Map(),
+    errors: [],
+    terminals: [],
+    settings: {},
+    configurationListeners: [],
+    trustListeners: [],
+    activeTextEditor: undefined,
+  };
   const moduleWithLoad = nodeModule as unknown as { _load: (request: string, ...rest: unknown[]) => unknown };
   const originalLoad = moduleWithLoad._load;
   const originalPath = process.env.PATH;
@@ -229,7 +319,7 @@ describe("activation", () => {
     const [terminal] = recorded.terminals;
     assert.equal(terminal.options.name, "Nabla");
     assert.deepEqual(terminal.sent, [
-      `${binary} test '${file}' --filter 'gradient of a '\\''matrix'\\'' product'`,
+      `${binary} test '${file}' --filter 'gradient of a '\\''matrix'\\'' product'\r`,
     ]);
   });
 
@@ -239,7 +329,7 @@ describe("activation", () => {
     assert.ok(runFile !== undefined);
     await runFile(FakeUri.file(file));
     assert.equal(recorded.terminals.length, 1);
-    assert.equal(recorded.terminals[0].sent.at(-1), `${path.join(bin, "nabla")} run ${file}`);
+    assert.equal(recorded.terminals[0].sent.at(-1), `${path.join(bin, "nabla")} run ${file}\r`);
   });
 
   it("asks for a file when there is nothing to run", async () => {
@@ -248,6 +338,85 @@ describe("activation", () => {
     assert.ok(runTests !== undefined);
     await runTests();
     assert.match(recorded.errors[before]?.message ?? "", /open a \.nb file/);
+  });
+
+  it("starts `nabla repl` in a terminal of its own, once", { skip: process.platform === "win32" }, async () => {
+    const startRepl = recorded.commands.get(COMMANDS.startRepl);
+    assert.ok(startRepl !== undefined);
+    const before = recorded.terminals.length;
+    await startRepl();
+    await startRepl();
+    assert.equal(recorded.terminals.length, before + 1);
+    const repl = recorded.terminals.at(-1);
+    assert.deepEqual(repl?.options, {
+      name: "Nabla REPL",
+      shellPath: path.join(bin, "nabla"),
+      shellArgs: ["repl"],
+      cwd: undefined,
+    });
+  });
+
+  it("sends the selection as one entry, or the current line and moves on", { skip: process.platform === "win32" }, async () => {
+    const send = recorded.commands.get(COMMANDS.sendToRepl);
+    assert.ok(send !== undefined);
+    const text = "function float sq(float x) {\n    return x * x;\n}\nsq(3.0)\n";
+    const at = (line: number, character: number) => new FakePosition(line, character);
+    const repl = recorded.terminals.at(-1);
+    assert.ok(repl !== undefined);
+    // Three selected lines go as one bracketed paste, then Enter.
+    recorded.activeTextEditor = new FakeEditor(text, new FakeSelection(at(0, 0), at(2, 1)));
+    await send();
+    assert.equal(repl.sent.at(-1), "\u001b[200~function float sq(float x) {\n    return x * x;\n}\u001b[201~\r");
+    // Nothing selected: the cursor's line, and the cursor moves to the next line.
+    const editor = new FakeEditor(text, new FakeSelection(at(3, 2), at(3, 2)));
+    recorded.activeTextEditor = editor;
+    await send();
+    assert.equal(repl.sent.at(-1), "sq(3.0)\r");
+    assert.equal(editor.selection.active.line, 4);
+    assert.equal(editor.revealed, 1);
+    // Once the REPL has exited, sending starts a new one.
+    repl.exitStatus = { code: 0 };
+    const before = recorded.terminals.length;
+    recorded.activeTextEditor = new FakeEditor(text, new FakeSelection(at(3, 0), at(3, 0)));
+    await send();
+    assert.equal(recorded.terminals.length, before + 1);
+    assert.deepEqual(recorded.terminals.at(-1)?.sent, ["sq(3.0)\r"]);
+    recorded.activeTextEditor = undefined;
+  });
+
+  // A fresh profile's first window: the extension activated before `nabla.server.path` reached it
+  // (the first test saw no binary), then the user setting arrives. No reload is needed.
+  it("starts the server when nabla.server.path arrives after activation, and restarts it on a new path", { skip: process.platform === "win32" }, async () => {
+    const record = path.join(bin, "record-change.jsonl");
+    recorded.settings["server.path"] = writeRecordingServer(bin, record);
+    const affects = (changed: string) => ({ affectsConfiguration: (section: string) => section === changed });
+    const change = async (section: string) => {
+      for (const listener of recorded.configurationListeners) {
+        await listener(affects(section));
+      }
+    };
+    // A change elsewhere restarts nothing.
+    await change("editor.fontSize");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(fs.existsSync(record), false);
+    await change("nabla.server.path");
+    const started = await recordedEntries(record, (entries) => entries.length >= 2);
+    assert.deepEqual(started[0], { args: serverArguments(DEFAULT_SETTINGS) });
+    // Another path: the server there starts, read from the settings at that moment, and the
+    // first one is shut down.
+    const other = fs.mkdtempSync(path.join(bin, "other-"));
+    const otherRecord = path.join(other, "record.jsonl");
+    recorded.settings["server.path"] = writeRecordingServer(other, otherRecord);
+    await change("nabla.server.path");
+    const restarted = await recordedEntries(otherRecord, (entries) => entries.length >= 2);
+    assert.deepEqual(restarted[0], { args: serverArguments(DEFAULT_SETTINGS) });
+    const stopped = await recordedEntries(record, (entries) => entries.length >= 4);
+    assert.deepEqual(stopped.slice(2), [{ shutdown: true }, { exit: true }]);
+    // Trusting the workspace, which makes its restricted settings count, restarts it too.
+    assert.equal(recorded.trustListeners.length, 1);
+    await recorded.trustListeners[0]();
+    const again = await recordedEntries(otherRecord, (entries) => entries.length >= 6);
+    assert.deepEqual(again.slice(2), [{ shutdown: true }, { exit: true }, { args: serverArguments(DEFAULT_SETTINGS) }, { initializationOptions: initializationOptions(DEFAULT_SETTINGS) }]);
   });
 
   it("starts the server with `lsp` and the shared initialization options, and stops it", { skip: process.platform === "win32" }, async () => {

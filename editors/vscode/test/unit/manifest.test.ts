@@ -30,6 +30,7 @@ interface Manifest {
     snippets: { language: string; path: string }[];
     commands: { command: string; title: string; category: string }[];
     menus: Record<string, { command: string; when?: string }[]>;
+    keybindings: { command: string; key: string; when: string }[];
     configuration: { properties: Record<string, { default: unknown; type: string; enum?: string[] }> };
   };
 }
@@ -61,6 +62,18 @@ describe("package.json", () => {
     const titles = Object.fromEntries(manifest.contributes.commands.map((c) => [c.command, c.title]));
     assert.equal(titles[COMMANDS.runFile], "Run File");
     assert.equal(titles[COMMANDS.runTests], "Run Tests");
+    assert.equal(titles[COMMANDS.startRepl], "Start REPL");
+    assert.equal(titles[COMMANDS.sendToRepl], "Send Selection to REPL");
+  });
+
+  it("binds Shift+Enter in Nabla editors to Send Selection to REPL", () => {
+    const bindings = manifest.contributes.keybindings.filter((k) => k.command === COMMANDS.sendToRepl);
+    assert.equal(bindings.length, 1);
+    assert.equal(bindings[0].key, "shift+enter");
+    assert.match(bindings[0].when, /editorTextFocus/);
+    assert.match(bindings[0].when, /editorLangId == nabla/);
+    const context = manifest.contributes.menus["editor/context"].find((m) => m.command === COMMANDS.sendToRepl);
+    assert.equal(context?.when, "editorLangId == nabla");
   });
 
   it("hides the code lens's Run Test command from the palette, which cannot supply its arguments", () => {
