@@ -20,8 +20,16 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// A REPL in a pseudo-terminal, without colours unless `colour`, keeping its history in `dir`.
+/// A REPL in a pseudo-terminal, without colours unless `colour`, keeping its history in `dir`,
+/// once it shows its first prompt.
 fn start_in(dir: &Path, args: &[&str], colour: bool) -> OsSession {
+    let mut session = spawn_in(dir, args, colour);
+    next_prompt(&mut session);
+    session
+}
+
+/// [`start_in`], without waiting for the prompt.
+fn spawn_in(dir: &Path, args: &[&str], colour: bool) -> OsSession {
     let mut command = Command::new(env!("CARGO_BIN_EXE_nabla"));
     command.arg("repl").args(args).current_dir(dir);
     command.env("NABLA_DATA_DIR", dir.join("data")).env("TERM", "xterm-256color");
@@ -32,7 +40,6 @@ fn start_in(dir: &Path, args: &[&str], colour: bool) -> OsSession {
     }
     let mut session = OsSession::spawn(command).unwrap_or_else(|err| panic!("spawn: {err}"));
     session.set_expect_timeout(Some(TIMEOUT));
-    next_prompt(&mut session);
     session
 }
 
@@ -170,6 +177,12 @@ fn an_error_in_an_entry_points_into_it_and_the_session_goes_on() {
     entry(&mut repl, "\x1b[200~n * 2\nt @ n\x1b[201~", "--> <repl>:2:1");
     // A run-time error too: the source line and the carets.
     entry(&mut repl, "int z = n / (n - 4);", "--> <repl>:1:9");
+    // An entry cut short: the error is at its end, and the `;` an entry may leave out is not
+    // asked for.
+    let shown = entry(&mut repl, "n +", "error[E0001]: expected an expression");
+    assert!(shown.contains("--> <repl>:1:4") && !shown.contains("E0002"), "{shown}");
+    // Nor before a comment that ends the entry.
+    entry(&mut repl, "n * 3 // twelve", "int = 12");
     entry(&mut repl, "n * 2", "int = 8");
     quit(repl);
 }
@@ -238,12 +251,7 @@ fn a_paste_sent_before_the_prompt_is_one_entry() {
     // What VS Code's "Send Selection to REPL" does when it starts the REPL: it types the selection
     // as one bracketed paste at once, before the REPL has shown its first prompt.
     let dir = scratch("early");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_nabla"));
-    command.arg("repl").current_dir(&dir);
-    command.env("NABLA_DATA_DIR", dir.join("data")).env("TERM", "xterm-256color");
-    command.env("NO_COLOR", "1");
-    let mut repl = OsSession::spawn(command).unwrap_or_else(|err| panic!("spawn: {err}"));
-    repl.set_expect_timeout(Some(TIMEOUT));
+    let mut repl = spawn_in(&dir, &[], false);
     line(&mut repl, "\x1b[200~function float sq(float x) {\n    return x * x;\n}\x1b[201~");
     line(&mut repl, "sq(3.0)");
     expect(&mut repl, "float = 9.0");

@@ -172,9 +172,9 @@ class NablaServer {
   }
 }
 
-/** Runs `nabla ...` for a file in one reusable terminal. */
-class TerminalRunner implements vscode.Disposable {
-  private terminal: vscode.Terminal | undefined;
+/** A terminal the extension made, forgotten once the user closes it. */
+class OwnedTerminal implements vscode.Disposable {
+  protected terminal: vscode.Terminal | undefined;
   private readonly closeListener = vscode.window.onDidCloseTerminal((closed) => {
     if (closed === this.terminal) {
       this.terminal = undefined;
@@ -184,7 +184,10 @@ class TerminalRunner implements vscode.Disposable {
   dispose(): void {
     this.closeListener.dispose();
   }
+}
 
+/** Runs `nabla ...` for a file in one reusable terminal. */
+class TerminalRunner extends OwnedTerminal {
   /**
    * Runs the binary with `argumentsFor(file)`. `resource` is what VS Code passed to the command: a
    * `Uri` from a menu, a URI string from a code lens, or nothing from the command palette, where
@@ -231,18 +234,7 @@ class TerminalRunner implements vscode.Disposable {
 }
 
 /** `nabla repl` in a terminal of its own, started on demand and restarted once it has exited. */
-class ReplTerminal implements vscode.Disposable {
-  private terminal: vscode.Terminal | undefined;
-  private readonly closeListener = vscode.window.onDidCloseTerminal((closed) => {
-    if (closed === this.terminal) {
-      this.terminal = undefined;
-    }
-  });
-
-  dispose(): void {
-    this.closeListener.dispose();
-  }
-
+class ReplTerminal extends OwnedTerminal {
   /** "Nabla: Start REPL": shows the REPL's terminal, starting the REPL if none runs. */
   show(): void {
     this.running()?.show(false);

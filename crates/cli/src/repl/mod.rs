@@ -516,13 +516,23 @@ impl Repl {
         };
         let parse = syntax::parse(&text);
         let items: Vec<ast::Item> = parse.tree().items().collect();
-        let shows_value = matches!(
-            items.last(),
-            Some(ast::Item::Stmt(ast::Stmt::ExprStmt(stmt)))
-                if stmt.expr().is_some() && stmt.semicolon_token().is_none()
-        );
+        // Only an entry whose one syntax error is the final `;` gets it: the errors of one that
+        // is cut short (`1 +`) point at the end of what was typed, not at an added `;`.
+        let end = code_end(&text);
+        let lacks_only_semicolon = parse
+            .errors()
+            .iter()
+            .all(|error| usize::from(error.range.start()) == end && error.missing == Some(";"));
+        let shows_value = lacks_only_semicolon
+            && matches!(
+                items.last(),
+                Some(ast::Item::Stmt(ast::Stmt::ExprStmt(stmt)))
+                    if stmt.expr().is_some() && stmt.semicolon_token().is_none()
+            );
         let shows_variable = match items.last() {
-            Some(ast::Item::Stmt(ast::Stmt::VarDecl(decl))) if decl.semicolon_token().is_none() => {
+            Some(ast::Item::Stmt(ast::Stmt::VarDecl(decl)))
+                if lacks_only_semicolon && decl.semicolon_token().is_none() =>
+            {
                 decl.declarators().last().and_then(|d| d.name()).map(|n| n.text().to_string())
             }
             _ => None,
@@ -577,11 +587,14 @@ impl Repl {
             let assembled = Assembled::new(&kept, &entry.text, &entry.origin);
             let file = self.db.set_file(&self.path, assembled.text.as_str());
             let _ = self.db.load_with_imports(&self.path, &mut |path: &Path| files::read(path));
+            let end = code_end(&assembled.text);
             let mut in_entry: Vec<Diagnostic> = Vec::new();
             let mut broken: Vec<(usize, Diagnostic)> = Vec::new();
             for checked_file in reachable_files(&self.db, file) {
                 for diagnostic in hir::file_diagnostics(&self.db, checked_file) {
-                    if checked_file == file && self.read_later(file, diagnostic) {
+                    if checked_file == file
+                        && (self.read_later(file, diagnostic) || final_semicolon(end, diagnostic))
+                    {
                         continue;
                     }
                     let start = usize::from(diagnostic.range.start());
@@ -701,6 +714,28 @@ impl Repl {
             (file.path(&self.db).display().to_string(), line)
         }
     }
+}
+
+/// Whether `diagnostic` asks for the `;` at `end`, the end of the session file's code, which an
+/// entry may leave out (an entry cut short, `1 +`, has its own error there).
+fn final_semicolon(end: usize, diagnostic: &Diagnostic) -> bool {
+    diagnostic.code == Code::MissingToken
+        && diagnostic.range.is_empty()
+        && usize::from(diagnostic.range.start()) == end
+        && diagnostic.message.contains("`;`")
+}
+
+/// Where the code of `text` ends: the end of its last token that is not whitespace or a comment.
+fn code_end(text: &str) -> usize {
+    let mut at = 0;
+    let mut end = 0;
+    for token in syntax::lex(text).tokens {
+        at += token.len as usize;
+        if !token.kind.is_trivia() {
+            end = at;
+        }
+    }
+    end
 }
 
 /// The type an entry's value is shown with: a tensor's with the extents of the value itself.

@@ -106,10 +106,8 @@ impl Assembled {
         }
         let entry_start = text.len();
         pieces.push((line, None, entry_origin.clone()));
+        // Nothing follows the entry: an error at its end (`1 +`) is shown on its last line.
         text.push_str(entry);
-        if !entry.ends_with('\n') {
-            text.push('\n');
-        }
         Assembled { text, entry_start, pieces }
     }
 
@@ -233,7 +231,7 @@ mod tests {
         let assembled = Assembled::new(&definitions, "print(a);\nf()", &entry);
         assert_eq!(
             assembled.text,
-            "float a;\nfunction int f() {\n    return 1;\n}\nprint(a);\nf()\n"
+            "float a;\nfunction int f() {\n    return 1;\n}\nprint(a);\nf()"
         );
         assert_eq!(assembled.locate(1), ("<repl>".into(), 1));
         assert_eq!(assembled.locate(3), ("lib.nb".into(), 8));
