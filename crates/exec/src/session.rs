@@ -58,7 +58,9 @@ impl Session {
     }
 
     /// The flag that interrupts a running entry when set (from a signal handler or another
-    /// thread). [`Session::run`] clears it when it starts.
+    /// thread). [`Session::run`] clears it when it returns, not when it starts, so that an
+    /// interrupt that comes while the host checks an entry still stops it; a host that starts
+    /// new work clears it itself, to drop an interrupt meant for work that has ended.
     pub fn interrupt_flag(&self) -> Arc<AtomicBool> {
         self.interrupt.clone()
     }
@@ -93,7 +95,19 @@ impl Session {
         out: &mut dyn Write,
         limits: Limits,
     ) -> Result<Option<Value>, RuntimeError> {
+        let result = self.run_entry(db, main, entry, out, limits);
         self.interrupt.store(false, Ordering::Relaxed);
+        result
+    }
+
+    fn run_entry(
+        &mut self,
+        db: &dyn Db,
+        main: SourceFile,
+        entry: Entry,
+        out: &mut dyn Write,
+        limits: Limits,
+    ) -> Result<Option<Value>, RuntimeError> {
         let program = lower_entry(db, main, entry)?;
         let Some(layout) = &program.entry else {
             return Err(RuntimeError::internal("an entry lowered without its layout"));

@@ -139,9 +139,20 @@ fn an_interrupt_stops_a_loop_and_keeps_its_progress() {
     assert!(error.and_then(|e| e.span).is_some());
     let n: i64 = host.value("n").and_then(|n| n.parse().ok()).unwrap_or(0);
     assert!(n > 0, "{n}");
-    // The next entry runs normally: the flag is cleared when a run starts.
+    // The next entry runs normally: the flag is cleared when a run returns.
     let (_, value) = host.run("int n;\n", "n > 0;\n");
     assert_eq!(value.ok(), Some(Some("true".to_owned())));
+}
+
+#[test]
+fn an_interrupt_before_the_run_stops_it_at_once() {
+    let mut host = Host::new();
+    // Set while the host checks the entry, before the run starts.
+    host.session.interrupt_flag().store(true, Ordering::Relaxed);
+    let (_, value) = host.run("", "int n = 0;\nloop (;;) { n += 1; }\n");
+    assert_eq!(value.err().map(|e| e.kind), Some(RuntimeErrorKind::Interrupted));
+    let (_, value) = host.run("", "1 + 1;\n");
+    assert_eq!(value.ok(), Some(Some("2".to_owned())));
 }
 
 #[test]

@@ -261,6 +261,9 @@ impl Repl {
     /// Runs `f`, turning a panic (a bug) into a message: the session goes on with its
     /// definitions, and with a fresh tape if the run that panicked had it.
     fn guarded(&mut self, f: impl FnOnce(&mut Repl) -> Flow) -> Flow {
+        // A Ctrl-C from before this entry was meant for something that has ended; one from now on
+        // stops the entry, even while it is still being checked.
+        self.session.interrupt_flag().store(false, std::sync::atomic::Ordering::Relaxed);
         match std::panic::catch_unwind(AssertUnwindSafe(|| f(self))) {
             Ok(flow) => flow,
             Err(_) => {
