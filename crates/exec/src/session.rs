@@ -95,19 +95,8 @@ impl Session {
         out: &mut dyn Write,
         limits: Limits,
     ) -> Result<Option<Value>, RuntimeError> {
-        let result = self.run_entry(db, main, entry, out, limits);
-        self.interrupt.store(false, Ordering::Relaxed);
-        result
-    }
-
-    fn run_entry(
-        &mut self,
-        db: &dyn Db,
-        main: SourceFile,
-        entry: Entry,
-        out: &mut dyn Write,
-        limits: Limits,
-    ) -> Result<Option<Value>, RuntimeError> {
+        let interrupt = self.interrupt.clone();
+        let _clear = ClearOnReturn(&interrupt);
         let program = lower_entry(db, main, entry)?;
         let Some(layout) = &program.entry else {
             return Err(RuntimeError::internal("an entry lowered without its layout"));
@@ -157,5 +146,14 @@ impl Session {
         }
         let value = result?;
         Ok(layout.returns_value.then_some(value))
+    }
+}
+
+/// Clears the interrupt flag when dropped: when [`Session::run`] returns, however it returns.
+struct ClearOnReturn<'a>(&'a AtomicBool);
+
+impl Drop for ClearOnReturn<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Relaxed);
     }
 }
