@@ -1,7 +1,9 @@
 //! Repository hygiene checked under `cargo test`: every Rust file opens with a `//!` doc comment,
 //! no line has trailing whitespace, no test is silenced with `#[ignore]` or `#[should_panic]`, and
 //! the crates below the interpreter stay below it (`tensor` and `einsum-notation` depend on
-//! neither `hir` nor `exec`, in their manifests or their code).
+//! neither `hir` nor `exec`, in their manifests or their code), and `hir` is a boundary: its
+//! modules are private, other crates name only what `hir/src/lib.rs` exports, and only `syntax`
+//! and `hir` read the syntax of dimensions, so sizes are resolved once, in `hir`.
 
 use std::{
     fs,
@@ -124,6 +126,135 @@ fn check_imports(path: &Path, text: &str, forbidden: &[&str]) -> Vec<String> {
     problems
 }
 
+/// Problems with `hir` as a boundary, as messages: a `pub mod` in `hir/src/lib.rs` (its modules
+/// are private and `lib.rs` re-exports the API), a path into one of its modules from another
+/// crate (`hir::body::Expr`, or `body::Expr` inside `use hir::{...}`), and dimension syntax
+/// (`ast::Dim`) read outside `syntax` and `hir`, which would resolve sizes a second time.
+pub fn check_hir_boundary(root: &Path) -> Vec<String> {
+    let lib = Path::new("crates/hir/src/lib.rs");
+    let text = fs::read_to_string(root.join(lib)).unwrap_or_default();
+    let mut problems = check_hir_lib(lib, &text);
+    for path in rust_files(root) {
+        let relative = path.strip_prefix(root).unwrap_or(&path);
+        if relative.starts_with("crates/hir/src") || relative.starts_with("xtask/src/tidy.rs") {
+            continue;
+        }
+        let text = fs::read_to_string(&path).unwrap_or_default();
+        problems.extend(check_hir_paths(relative, &text));
+        if !relative.starts_with("crates/syntax") && !relative.starts_with("crates/hir") {
+            problems.extend(check_dimension_syntax(relative, &text));
+        }
+    }
+    problems
+}
+
+/// `pub mod` declarations in `hir/src/lib.rs`.
+fn check_hir_lib(path: &Path, text: &str) -> Vec<String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| line.trim_start().starts_with("pub mod "))
+        .map(|(i, _)| {
+            format!(
+                "{}:{}: a public module of `hir`; make it `pub(crate)` and re-export from \
+                 `lib.rs` what other crates need",
+                path.display(),
+                i + 1
+            )
+        })
+        .collect()
+}
+
+/// Paths into `hir`'s modules: `hir::` followed by a lowercase segment and `::`, directly or
+/// inside a `use hir::{...}` group.
+fn check_hir_paths(path: &Path, text: &str) -> Vec<String> {
+    let code = strip_comments(text);
+    let mut problems = Vec::new();
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    for (at, _) in code.match_indices("hir::") {
+        let before = code[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+            continue;
+        }
+        let rest = &code[at + "hir::".len()..];
+        let segments: Vec<(usize, &str)> = if let Some(group) = rest.strip_prefix('{') {
+            let mut depth = 1;
+            let end = group
+                .char_indices()
+                .find(|&(_, c)| {
+                    depth += match c {
+                        '{' => 1,
+                        '}' => -1,
+                        _ => 0,
+                    };
+                    depth == 0
+                })
+                .map_or(group.len(), |(i, _)| i);
+            let start = at + "hir::{".len();
+            module_segments(&group[..end]).into_iter().map(|(i, s)| (start + i, s)).collect()
+        } else {
+            let start = at + "hir::".len();
+            let name_len = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(0);
+            let is_module = rest[name_len..].starts_with("::")
+                && !rest[name_len..].starts_with("::<")
+                && rest.starts_with(|c: char| c.is_ascii_lowercase());
+            if is_module { vec![(start, &rest[..name_len])] } else { Vec::new() }
+        };
+        for (at, module) in segments {
+            problems.push(format!(
+                "{}:{}: names `hir::{module}::`, a module of `hir`; use what `hir` exports \
+                 at its root",
+                path.display(),
+                line_of(at)
+            ));
+        }
+    }
+    problems
+}
+
+/// The lowercase segments followed by `::` in the text of a `use` group, with their offsets.
+fn module_segments(group: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    for (at, _) in group.match_indices("::") {
+        let start =
+            group[..at].rfind(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
+        let name = &group[start..at];
+        let after_path = group[..start].ends_with("::");
+        if !after_path && name.starts_with(|c: char| c.is_ascii_lowercase()) && name != "self" {
+            out.push((start, name));
+        }
+    }
+    out
+}
+
+/// Dimension syntax read outside `syntax` and `hir`.
+fn check_dimension_syntax(path: &Path, text: &str) -> Vec<String> {
+    let code = strip_comments(text);
+    let mut problems = Vec::new();
+    for (i, line) in code.lines().enumerate() {
+        let reads = line.match_indices("ast::Dim").any(|(at, _)| {
+            let after = line[at + "ast::Dim".len()..].chars().next();
+            !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        });
+        if reads {
+            problems.push(format!(
+                "{}:{}: reads the syntax of a dimension; its sizes are resolved in `hir` \
+                 (`Local::ty`, `BodySourceMap::size_uses`)",
+                path.display(),
+                i + 1
+            ));
+        }
+    }
+    problems
+}
+
+/// The text with `//` comments blanked out, lines kept.
+fn strip_comments(text: &str) -> String {
+    text.lines()
+        .map(|line| line.split("//").next().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,6 +285,27 @@ mod tests {
         let code = "use hir::Ty;\nfn f() { exec::run(); }\n// hir::x in a comment\nlet x = crate::exec::y;\n";
         let problems = check_imports(Path::new("x.rs"), code, &["hir", "exec"]);
         assert_eq!(problems.len(), 2, "{problems:?}");
+    }
+
+    #[test]
+    fn hir_is_a_boundary() {
+        let problems = check_hir_boundary(&crate::project_root());
+        assert!(problems.is_empty(), "hir boundary problems:\n{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn hir_boundary_flags_what_it_should() {
+        let lib = "pub mod body;\npub(crate) mod infer;\nmod literal;\n";
+        assert_eq!(check_hir_lib(Path::new("lib.rs"), lib).len(), 1);
+        let code = "use hir::{Ty, body::{Expr, Literal}, Dim::Known};\n\
+                    let t = hir::infer::ty_of_ref(&r);\nlet b = hir::body(db, def);\n\
+                    // hir::body::Expr in a comment\nlet e: hir::Expr = x; mir::body::y();\n\
+                    use hir::{\n    db::{item_tree},\n};\n";
+        let problems = check_hir_paths(Path::new("x.rs"), code);
+        let lines: Vec<&str> = problems.iter().map(|p| p.split(':').nth(1).unwrap_or("")).collect();
+        assert_eq!(lines, ["1", "2", "7"], "{problems:?}");
+        let syntax = "fn f(d: ast::Dim) {}\nlet e = ast::DimList::cast(n);\n";
+        assert_eq!(check_dimension_syntax(Path::new("x.rs"), syntax).len(), 1);
     }
 
     #[test]

@@ -247,7 +247,7 @@ fn discover(paths: &[PathBuf]) -> Discovered {
             continue;
         }
         let index = LineIndex::new(file.text(&db));
-        for (i, item) in hir::db::item_tree(&db, file).tests.iter().enumerate() {
+        for (i, item) in hir::item_tree(&db, file).tests.iter().enumerate() {
             tests.push(TestCase {
                 path: path.clone(),
                 name: item.name.clone(),
@@ -271,8 +271,8 @@ fn checks(db: &Database, file: SourceFile) -> bool {
         if hir::file_diagnostics(db, file).iter().any(|d| d.severity == hir::Severity::Error) {
             return false;
         }
-        let imports = hir::db::item_tree(db, file).imports.len();
-        stack.extend((0..imports as u32).filter_map(|i| hir::db::resolve_import(db, file, i)));
+        let imports = hir::item_tree(db, file).imports.len();
+        stack.extend((0..imports as u32).filter_map(|i| hir::resolve_import(db, file, i)));
     }
     true
 }

@@ -14,15 +14,16 @@ use syntax::{TextRange, ast};
 
 pub use syntax::ast::{ArithOp, CmpOp, LogicOp};
 
-pub use self::lower::{body_query, const_ints, signature_query};
+pub use self::lower::{body_query, signature_query};
 use crate::{DefId, diagnostics::HirDiagnostic, ty::Dim};
 
 pub type ExprId = Idx<Expr>;
 pub type StmtId = Idx<Stmt>;
 pub type LocalId = Idx<Local>;
 
-/// A range inside one chunk of a definition (see [`crate::db::DefSource`]), relative to the
-/// chunk's start. [`crate::Analysis`]-level code turns it into a file range.
+/// A range inside one chunk of a definition (a function or test is one chunk, the top level one
+/// per statement), relative to the chunk's start. [`crate::file_range`] turns it into a file
+/// range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RelSpan {
     pub chunk: u32,

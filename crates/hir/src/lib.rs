@@ -4,6 +4,12 @@
 //! This crate knows nothing of editors, the command line or execution; it answers questions
 //! about programs.
 //!
+//! It is a boundary, as rust-analyzer's `hir` is: its modules are private, and what `ide`,
+//! `exec`, the command line and the fuzz targets use is what this file defines or re-exports
+//! (the tidy check of `xtask/src/tidy.rs` keeps it so). Every name, dimensions included, is
+//! resolved here once: a size in a type is a [`Dim`] over [`SizeVar`]s (a definition and a
+//! [`LocalId`]), never a name to look up again.
+//!
 //! # How to use it
 //!
 //! Put files in a [`Database`] ([`Database::set_file`], or [`Database::load_with_imports`] to
@@ -27,29 +33,31 @@
 //! - For editors: [`type_at`] (hover text such as `var Tensor[2][3]`), [`definition_at`]
 //!   (go-to-definition, across imports), [`names_in_scope`] (completion), and
 //!   [`InferenceResult::shape_bindings`] (inlay hints for shape variables at calls).
-//! - [`builtins::BUILTINS`]: every built-in's name, arity, typing rule, differentiability,
+//! - [`item_tree`] and [`top_level_def`]: a file's items with their syntax; [`resolve_import`]:
+//!   the file an import names; [`file_scope`]: the functions and globals a file sees.
+//! - [`BUILTINS`]: every built-in's name, arity, typing rule, differentiability,
 //!   signature and documentation.
 //!
 //! # Incrementality
 //!
 //! Spans inside a definition are relative to the definition, and every per-definition query reads
-//! the definition's text through [`db::def_source`], which does not change when text elsewhere
+//! the definition's text through `db::def_source`, which does not change when text elsewhere
 //! moves. So after an edit inside one function, salsa re-runs the lowering and inference of that
 //! function only (see `tests/incremental.rs`). Parsing itself is incremental too: an edit inside
 //! a block reparses that block alone ([`reparse`]).
 
-pub mod body;
-pub mod builtins;
-pub mod db;
-pub mod diagnostics;
-pub mod infer;
-pub mod item_tree;
-pub mod lints;
+pub(crate) mod body;
+pub(crate) mod builtins;
+pub(crate) mod db;
+pub(crate) mod diagnostics;
+pub(crate) mod infer;
+pub(crate) mod item_tree;
+pub(crate) mod lints;
 mod literal;
-pub mod reparse;
-pub mod scope;
-pub mod suggest;
-pub mod ty;
+pub(crate) mod reparse;
+pub(crate) mod scope;
+pub(crate) mod suggest;
+pub(crate) mod ty;
 
 use std::sync::Arc;
 
@@ -58,13 +66,22 @@ use syntax::{TextRange, TextSize};
 
 pub use crate::{
     body::{
-        Body, BodySourceMap, Expr, ExprId, HirSpan, IndexStmt, Local, LocalId, LocalKind, RelSpan,
-        Stmt, StmtId, TransformOp, TypeRef, lower::Signature,
+        ArithOp, BinaryOp, Body, BodySourceMap, CmpOp, Expr, ExprId, HirSpan, IfBranch,
+        IndexAssignOp, IndexFactor, IndexLabel, IndexOperand, IndexStmt, Literal, Local, LocalId,
+        LocalKind, LogicOp, Qualifier, RejectedOp, RelSpan, RuntimeSize, ScopeEnd, Stmt, StmtId,
+        TransformOp, TypeRef, UnaryOp,
+        lower::{ParamSig, Signature},
     },
-    builtins::Builtin,
-    db::{Database, Db, DefId, DefKind, SourceFile, parse},
+    builtins::{BUILTINS, Builtin, BuiltinInfo, Rule},
+    db::{
+        Database, Db, DefId, DefKind, SourceFile, import_target, normalize, parse, resolve_import,
+    },
     diagnostics::{Code, Diagnostic, Fix, Label, Severity, TextEdit, file_range},
-    infer::{InferenceResult, Resolution, const_int},
+    infer::{InferenceResult, Resolution, const_int, ty_of_ref},
+    item_tree::{FunctionItem, ImportItem, ItemTree, TestItem, TopLevelItem},
+    lints::allow_comment_edit,
+    reparse::{ParsedFile, reparse},
+    scope::{FileScope, ScopeItem, file_scope, top_level_def},
     ty::{
         BindStep, Dim, DimExpr, FnTy, Linear, Ratio, Shape, SizeError, SizeExpr, SizeOp, SizeVar,
         Ty, binding_plan, shapes_proven_equal,
@@ -102,6 +119,12 @@ pub fn def_name(db: &dyn Db, def: DefId) -> String {
         }
         DefKind::TopLevel => "<top level>".to_owned(),
     }
+}
+
+/// The items of a file (functions, tests, imports, top-level statements) with their syntax and
+/// offsets.
+pub fn item_tree(db: &dyn Db, file: SourceFile) -> &Arc<ItemTree> {
+    db::item_tree(db, file)
 }
 
 /// The HIR of a definition.
@@ -265,8 +288,8 @@ pub fn type_at(db: &dyn Db, file: SourceFile, offset: TextSize) -> Option<(TextR
         _ => None,
     };
     let prefix = match qualifier {
-        Some(body::Qualifier::Var) => "var ",
-        Some(body::Qualifier::Cns) => "cns ",
+        Some(Qualifier::Var) => "var ",
+        Some(Qualifier::Cns) => "cns ",
         None => "",
     };
     let span = HirSpan { def, span: body(db, def).source_map.expr(expr) };
@@ -299,7 +322,7 @@ pub fn definition_at(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScopeName {
     Local(DefId, LocalId),
-    Item(scope::ScopeItem),
+    Item(ScopeItem),
     Builtin(Builtin),
 }
 
@@ -316,7 +339,7 @@ pub fn names_in_scope(db: &dyn Db, file: SourceFile, offset: TextSize) -> Vec<(S
     });
     if let Some((def, chunk, relative)) = at {
         let body = body(db, def);
-        let position = body::ScopeEnd { chunk, offset: relative };
+        let position = ScopeEnd { chunk, offset: relative };
         let mut locals: Vec<_> = body
             .locals
             .iter()
@@ -333,18 +356,18 @@ pub fn names_in_scope(db: &dyn Db, file: SourceFile, offset: TextSize) -> Vec<(S
         }
     }
     let in_function = at.is_some_and(|(def, _, _)| def.kind(db) != DefKind::TopLevel);
-    let mut items: Vec<_> = scope::file_scope(db, file).items.iter().collect();
+    let mut items: Vec<_> = file_scope(db, file).items.iter().collect();
     items.sort_by(|a, b| a.0.cmp(b.0));
     for (name, item) in items {
         let visible = match item {
-            scope::ScopeItem::Function(_) => true,
-            scope::ScopeItem::Global { is_cns, .. } => in_function && *is_cns,
+            ScopeItem::Function(_) => true,
+            ScopeItem::Global { is_cns, .. } => in_function && *is_cns,
         };
         if visible && seen.insert(name.clone()) {
             out.push((name.to_string(), ScopeName::Item(*item)));
         }
     }
-    for info in builtins::BUILTINS {
+    for info in BUILTINS {
         if seen.insert(info.name.into()) {
             out.push((info.name.to_owned(), ScopeName::Builtin(info.builtin)));
         }

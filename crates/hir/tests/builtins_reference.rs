@@ -1,10 +1,10 @@
-//! `docs/reference/builtins.md` is generated from `hir::builtins::BUILTINS`, the table the checker,
+//! `docs/reference/builtins.md` is generated from `hir::BUILTINS`, the table the checker,
 //! the interpreter and the editor read; this test fails when the page is stale and rewrites it
 //! with `UPDATE_EXPECT=1`.
 
 use std::path::PathBuf;
 
-use hir::builtins::BUILTINS;
+use hir::BUILTINS;
 
 /// Groups of the reference page, in `language.md` order: a heading and the names it holds.
 const GROUPS: &[(&str, &[&str])] = &[

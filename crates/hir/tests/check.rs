@@ -392,7 +392,7 @@ proptest! {
         len in 0usize..16,
         insert in "[ a-z0-9(){};,+*@=\\[\\]\"/\n]{0,8}",
     ) {
-        use hir::reparse::{ParsedFile, reparse};
+        use hir::{ParsedFile, reparse};
         let corpus = corpus();
         let old = &corpus[file.index(corpus.len())];
         let start = at.index(old.len() + 1);

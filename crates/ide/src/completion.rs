@@ -97,13 +97,13 @@ fn item_for(db: &hir::Database, name: String, scope_name: ScopeName) -> Completi
                 documentation: None,
             }
         }
-        ScopeName::Item(hir::scope::ScopeItem::Function(def)) => CompletionItem {
+        ScopeName::Item(hir::ScopeItem::Function(def)) => CompletionItem {
             label: name,
             kind: CompletionKind::Function,
             detail: Some(semantic::function_header(db, def)),
             documentation: None,
         },
-        ScopeName::Item(hir::scope::ScopeItem::Global { def, local, .. }) => CompletionItem {
+        ScopeName::Item(hir::ScopeItem::Global { def, local, .. }) => CompletionItem {
             label: name,
             kind: CompletionKind::Global,
             detail: Some(semantic::local_type_text(db, def, local)),

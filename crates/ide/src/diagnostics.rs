@@ -80,7 +80,7 @@ fn silence(d: &hir::Diagnostic, file: FileId, text: &str) -> Option<Assist> {
     if d.severity != hir::Severity::Warning {
         return None;
     }
-    let (at, insert) = hir::lints::allow_comment_edit(text, d.range.start(), d.code);
+    let (at, insert) = hir::allow_comment_edit(text, d.range.start(), d.code);
     Some(Assist {
         label: format!("allow {} here", d.code),
         target: FileRange { file, range: d.range },

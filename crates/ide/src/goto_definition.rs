@@ -83,8 +83,8 @@ pub(crate) fn definition_target(
             let hir::Stmt::Index(index) = &body.stmts[*stmt] else { return None };
             let first = std::iter::once(&index.target)
                 .chain(index.factors.iter().filter_map(|factor| match factor {
-                    hir::body::IndexFactor::Tensor(operand) => Some(operand),
-                    hir::body::IndexFactor::Scalar(_) => None,
+                    hir::IndexFactor::Tensor(operand) => Some(operand),
+                    hir::IndexFactor::Scalar(_) => None,
                 }))
                 .flat_map(|operand| operand.labels.iter())
                 .find(|label| label.name == *name)?;
@@ -109,11 +109,11 @@ fn import_target(db: &hir::Database, position: FilePosition) -> Option<Navigatio
         return None;
     }
     let import = token.parent().and_then(ast::Import::cast)?;
-    let index = hir::db::item_tree(db, position.file.0)
+    let index = hir::item_tree(db, position.file.0)
         .imports
         .iter()
         .position(|item| item.range == import.syntax().text_range())?;
-    let target = hir::db::resolve_import(db, position.file.0, index as u32)?;
+    let target = hir::resolve_import(db, position.file.0, index as u32)?;
     let empty = TextRange::empty(TextSize::from(0));
     let name = target.path(db).file_name().map(|n| n.to_string_lossy().into_owned());
     Some(NavigationTarget {

@@ -77,8 +77,8 @@ fn label_markdown(db: &dyn hir::Db, def: DefId, stmt: hir::StmtId, name: &str) -
         let operands =
             std::iter::once(&index.target).chain(index.factors.iter().filter_map(|factor| {
                 match factor {
-                    hir::body::IndexFactor::Tensor(operand) => Some(operand),
-                    hir::body::IndexFactor::Scalar(_) => None,
+                    hir::IndexFactor::Tensor(operand) => Some(operand),
+                    hir::IndexFactor::Scalar(_) => None,
                 }
             }));
         for operand in operands {

@@ -28,7 +28,7 @@ pub(crate) fn inlay_hints(
     file: FileId,
     range: Option<TextRange>,
 ) -> Vec<InlayHint> {
-    let tree = hir::db::item_tree(db, file.0);
+    let tree = hir::item_tree(db, file.0);
     let mut hints = Vec::new();
     for def in hir::all_defs(db, file.0) {
         // Skip functions and tests that lie wholly outside the range without computing them.

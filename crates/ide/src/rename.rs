@@ -118,12 +118,10 @@ fn check_conflicts(
                     return false;
                 }
                 let span = body.source_map.local(other);
-                let at = hir::body::ScopeEnd { chunk: span.chunk, offset: span.range.start() };
+                let at = hir::ScopeEnd { chunk: span.chunk, offset: span.range.start() };
                 let target_span = body.source_map.local(*local);
-                let target_at = hir::body::ScopeEnd {
-                    chunk: target_span.chunk,
-                    offset: target_span.range.start(),
-                };
+                let target_at =
+                    hir::ScopeEnd { chunk: target_span.chunk, offset: target_span.range.start() };
                 body.source_map.is_visible(*local, at)
                     || body.source_map.is_visible(other, target_at)
             });
@@ -138,7 +136,7 @@ fn check_conflicts(
     if item_level {
         let files = std::iter::once(file).chain(references.iter().map(|r| r.file.0));
         for file in files {
-            if hir::scope::file_scope(db, file).get(new_name).is_some() {
+            if hir::file_scope(db, file).get(new_name).is_some() {
                 return error(format!("`{new_name}` is already defined at the top level"));
             }
         }

@@ -13,7 +13,7 @@ pub struct Runnable {
 }
 
 pub(crate) fn runnables(db: &hir::Database, file: FileId) -> Vec<Runnable> {
-    hir::db::item_tree(db, file.0)
+    hir::item_tree(db, file.0)
         .tests
         .iter()
         .map(|test| {

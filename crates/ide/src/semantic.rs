@@ -43,7 +43,7 @@ pub(crate) struct Occurrence {
 
 /// The syntax chunks of a definition with their offsets in the file.
 pub(crate) fn def_chunks(db: &dyn hir::Db, def: DefId) -> Vec<(SyntaxNode, TextSize)> {
-    let tree = hir::db::item_tree(db, def.file(db));
+    let tree = hir::item_tree(db, def.file(db));
     let index = def.index(db) as usize;
     match def.kind(db) {
         DefKind::Function => tree
@@ -105,8 +105,8 @@ pub(crate) fn def_occurrences(db: &dyn hir::Db, def: DefId) -> Vec<Occurrence> {
         let operands =
             std::iter::once(&index.target).chain(index.factors.iter().filter_map(|factor| {
                 match factor {
-                    hir::body::IndexFactor::Tensor(operand) => Some(operand),
-                    hir::body::IndexFactor::Scalar(_) => None,
+                    hir::IndexFactor::Tensor(operand) => Some(operand),
+                    hir::IndexFactor::Scalar(_) => None,
                 }
             }));
         for operand in operands {
@@ -210,8 +210,8 @@ pub(crate) fn definition_name(db: &dyn hir::Db, definition: &Definition) -> Stri
     }
 }
 
-pub(crate) fn builtin_info(builtin: Builtin) -> Option<&'static hir::builtins::BuiltinInfo> {
-    hir::builtins::BUILTINS.iter().find(|info| info.builtin == builtin)
+pub(crate) fn builtin_info(builtin: Builtin) -> Option<&'static hir::BuiltinInfo> {
+    hir::BUILTINS.iter().find(|info| info.builtin == builtin)
 }
 
 /// A function's header as written, `function float mse(Tensor p[n], Tensor y[n])`, with runs of
@@ -253,8 +253,8 @@ pub(crate) fn local_type_text(db: &dyn hir::Db, def: DefId, local: LocalId) -> S
     let ty = hir::infer(db, def).type_of_local(local);
     let qualifier = match (data.kind, data.qualifier) {
         (hir::LocalKind::ShapeVar, _) => "",
-        (_, Some(hir::body::Qualifier::Var)) => "var ",
-        (_, Some(hir::body::Qualifier::Cns)) => "cns ",
+        (_, Some(hir::Qualifier::Var)) => "var ",
+        (_, Some(hir::Qualifier::Cns)) => "cns ",
         (_, None) => "",
     };
     format!("{qualifier}{ty}")
@@ -268,7 +268,7 @@ pub(crate) fn local_kind_text(db: &dyn hir::Db, def: DefId, local: LocalId) -> &
         hir::LocalKind::ShapeVar => "shape variable",
         hir::LocalKind::Variable if def.kind(db) == DefKind::TopLevel && data.scope_depth == 0 => {
             match data.qualifier {
-                Some(hir::body::Qualifier::Cns) => "top-level constant",
+                Some(hir::Qualifier::Cns) => "top-level constant",
                 _ => "top-level variable",
             }
         }

@@ -48,7 +48,7 @@ pub(crate) fn signature_help(db: &hir::Database, position: FilePosition) -> Opti
         .find(|(n, _)| *n == name)
         .map(|(_, scope_name)| scope_name)?;
     match scope_name {
-        ScopeName::Item(hir::scope::ScopeItem::Function(def)) => {
+        ScopeName::Item(hir::ScopeItem::Function(def)) => {
             let signature = hir::signature(db, def);
             let chunks = semantic::def_chunks(db, def);
             let (node, _) = chunks.first()?;

@@ -31,7 +31,7 @@ pub struct StructureNode {
 }
 
 pub(crate) fn document_symbols(db: &hir::Database, file: FileId) -> Vec<StructureNode> {
-    let tree = hir::db::item_tree(db, file.0);
+    let tree = hir::item_tree(db, file.0);
     let mut out = Vec::new();
     for import in &tree.imports {
         out.push(StructureNode {
@@ -85,7 +85,7 @@ pub(crate) fn document_symbols(db: &hir::Database, file: FileId) -> Vec<Structur
                         .map(|s| TextRange::at(s.offset, s.node.text_len()))
                         .find(|r| r.contains_range(focus_range))
                         .unwrap_or(focus_range);
-                    let is_cns = data.qualifier == Some(hir::body::Qualifier::Cns);
+                    let is_cns = data.qualifier == Some(hir::Qualifier::Cns);
                     out.push(StructureNode {
                         name: data.name.to_string(),
                         kind: if is_cns { SymbolKind::Constant } else { SymbolKind::Variable },

@@ -118,8 +118,8 @@ fn classify(db: &dyn hir::Db, definition: &Definition) -> (HlTag, HlMods) {
         Definition::Local { def, local } => {
             let data = &hir::body(db, *def).locals[*local];
             let mods = match data.qualifier {
-                Some(hir::body::Qualifier::Cns) => HlMods::READONLY,
-                Some(hir::body::Qualifier::Var) => HlMods::DIFFERENTIABLE,
+                Some(hir::Qualifier::Cns) => HlMods::READONLY,
+                Some(hir::Qualifier::Var) => HlMods::DIFFERENTIABLE,
                 None => HlMods::NONE,
             };
             match data.kind {

@@ -26,9 +26,7 @@ use std::{
 };
 
 use exec::{error::RuntimeErrorKind, interp::Limits, run::on_interpreter_stack, session::Session};
-use hir::{
-    Code, Database, Diagnostic, HirSpan, LocalKind, Severity, SourceFile, Ty, body::Qualifier,
-};
+use hir::{Code, Database, Diagnostic, HirSpan, LocalKind, Qualifier, Severity, SourceFile, Ty};
 use rustyline::{
     Config, Editor, config::CompletionType, error::ReadlineError, history::FileHistory,
 };
@@ -239,7 +237,7 @@ impl Repl {
             session: Session::new(),
             definitions: Vec::new(),
             loaded: Vec::new(),
-            path: hir::db::normalize(&dir.join(PROMPT_ORIGIN)),
+            path: hir::normalize(&dir.join(PROMPT_ORIGIN)),
             limits,
             colour: render::stderr_colour(),
             signal: None,
@@ -344,7 +342,7 @@ impl Repl {
         }
         let Some(checked) = self.check(&entry) else { return };
         let db = &self.db;
-        let top = hir::scope::top_level_def(db, checked.file);
+        let top = hir::top_level_def(db, checked.file);
         let body = hir::body(db, top);
         let last = body.root.last().map(|&stmt| &body.stmts[stmt]);
         let Some(&hir::Stmt::Expr(expr)) = last else {
@@ -558,7 +556,7 @@ impl Repl {
                 ast::Item::Import(import) => match import.string_token() {
                     Some(token) => {
                         let written = token.text().trim_matches('"');
-                        (Key::Import(hir::db::import_target(&self.path, written)), Group::Import)
+                        (Key::Import(hir::import_target(&self.path, written)), Group::Import)
                     }
                     None => continue,
                 },
@@ -650,7 +648,7 @@ impl Repl {
     fn settled(&self, checked: &Checked, origin: &Origin) -> Vec<Definition> {
         let db = &self.db;
         let file = checked.file;
-        let top = hir::scope::top_level_def(db, file);
+        let top = hir::top_level_def(db, file);
         let body = hir::body(db, top);
         let infer = hir::infer(db, top);
         let entry_start = checked.assembled.entry_start;
@@ -689,7 +687,7 @@ impl Repl {
 
     /// The static type of the expression an entry ends with.
     fn entry_value_type(&self, checked: &Checked) -> Option<Ty> {
-        let top = hir::scope::top_level_def(&self.db, checked.file);
+        let top = hir::top_level_def(&self.db, checked.file);
         let body = hir::body(&self.db, top);
         match body.root.last().map(|&stmt| &body.stmts[stmt]) {
             Some(&hir::Stmt::Expr(expr)) => {
@@ -701,7 +699,7 @@ impl Repl {
 
     /// The static type of the top-level variable `name` the entry declared.
     fn variable_type(&self, checked: &Checked, name: &str) -> Option<Ty> {
-        let top = hir::scope::top_level_def(&self.db, checked.file);
+        let top = hir::top_level_def(&self.db, checked.file);
         let body = hir::body(&self.db, top);
         let (local, _) =
             body.locals.iter().rfind(|(_, data)| data.scope_depth == 0 && data.name == name)?;
@@ -777,9 +775,9 @@ fn reachable_files(db: &Database, main: SourceFile) -> Vec<SourceFile> {
     let mut next = 0;
     while let Some(&file) = files.get(next) {
         next += 1;
-        let count = hir::db::item_tree(db, file).imports.len() as u32;
+        let count = hir::item_tree(db, file).imports.len() as u32;
         for index in 0..count {
-            if let Some(target) = hir::db::resolve_import(db, file, index)
+            if let Some(target) = hir::resolve_import(db, file, index)
                 && !files.contains(&target)
             {
                 files.push(target);
@@ -808,7 +806,7 @@ fn absolute_imports(text: &str, dir: &Path) -> String {
         if Path::new(written).is_absolute() {
             continue;
         }
-        let target = hir::db::normalize(&dir.join(written));
+        let target = hir::normalize(&dir.join(written));
         let range = token.text_range();
         let quoted = format!("{:?}", target.display().to_string());
         out.replace_range(usize::from(range.start())..usize::from(range.end()), &quoted);

@@ -6,10 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use hir::{
-    Builtin, ExprId, Resolution, Ty,
-    body::{Expr, Literal},
-};
+use hir::{Builtin, Expr, ExprId, Literal, Resolution, Ty};
 
 use super::{Dest, Result, UnitLowerer};
 use crate::code::{BuiltinCall, Construct, DimsArg, Instr, Operand, PrintItem, PrintOptionsArgs};
@@ -237,7 +234,7 @@ impl UnitLowerer<'_, '_> {
                 let unit = self.unit_of(def)?;
                 let signature = hir::signature(self.db(), def);
                 let params: Vec<Ty> =
-                    signature.params.iter().map(|p| hir::infer::ty_of_ref(&p.ty)).collect();
+                    signature.params.iter().map(|p| hir::ty_of_ref(&p.ty)).collect();
                 let operands = self.arguments(args.get(1..).unwrap_or_default(), &params)?;
                 BuiltinCall::Gradcheck {
                     unit,

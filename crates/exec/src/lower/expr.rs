@@ -3,10 +3,8 @@
 //! derivatives, and the implicit conversions of language.md section 2.
 
 use hir::{
-    ExprId, RelSpan, Resolution, Ty,
-    body::{
-        ArithOp, BinaryOp as HirBinary, CmpOp, Expr, Literal, LogicOp, TypeRef, UnaryOp as HirUnary,
-    },
+    ArithOp, BinaryOp as HirBinary, CmpOp, Expr, ExprId, Literal, LogicOp, RelSpan, Resolution, Ty,
+    TypeRef, UnaryOp as HirUnary,
 };
 
 use super::{Dest, Pending, Place, Result, UnitLowerer, shape_proven};
@@ -966,7 +964,7 @@ impl UnitLowerer<'_, '_> {
                     let unit = self.unit_of(def)?;
                     let signature = hir::signature(self.db(), def);
                     let params: Vec<Ty> =
-                        signature.params.iter().map(|p| hir::infer::ty_of_ref(&p.ty)).collect();
+                        signature.params.iter().map(|p| hir::ty_of_ref(&p.ty)).collect();
                     let void = signature.ret == TypeRef::Void;
                     if let Some((a, op, imm)) = self.int_imm_argument(&args, &params)? {
                         let (dst, result) = match (dest, void) {
@@ -1161,7 +1159,7 @@ fn compound_result(target: &Ty, value: &Ty, op: ArithOp) -> Ty {
 /// How a declared type is written in messages.
 fn declared_text(written: &TypeRef, declared: &Ty) -> String {
     match written {
-        TypeRef::Tensor(dims) if !dims.is_empty() => hir::infer::ty_of_ref(written).to_string(),
+        TypeRef::Tensor(dims) if !dims.is_empty() => hir::ty_of_ref(written).to_string(),
         _ => declared.to_string(),
     }
 }

@@ -19,9 +19,8 @@ mod stmt;
 use std::rc::Rc;
 
 use hir::{
-    Body, Db, DefId, DefKind, Dim, ExprId, HirSpan, InferenceResult, LocalId, RelSpan, Shape,
-    SizeExpr, SizeVar, SourceFile, Ty,
-    body::{LocalKind, Qualifier, TypeRef},
+    Body, Db, DefId, DefKind, Dim, ExprId, HirSpan, InferenceResult, LocalId, LocalKind, Qualifier,
+    RelSpan, Shape, SizeExpr, SizeVar, SourceFile, Ty, TypeRef,
 };
 use rustc_hash::{FxHashMap, FxHashSet};
 use syntax::TextSize;
@@ -95,7 +94,7 @@ fn lower(db: &dyn Db, main: SourceFile, options: Options, entry: Option<Entry>) 
         options,
         entry: entry.map(|entry| EntryBuilder {
             entry,
-            main_top: hir::scope::top_level_def(db, main),
+            main_top: hir::top_level_def(db, main),
             homes: Vec::new(),
             global_files: Vec::new(),
             returns_value: false,
@@ -114,7 +113,7 @@ fn lower(db: &dyn Db, main: SourceFile, options: Options, entry: Option<Entry>) 
                 defs.push(def);
             }
         }
-        let top = hir::scope::top_level_def(db, file);
+        let top = hir::top_level_def(db, file);
         let body = hir::body(db, top);
         for (local, data) in body.locals.iter() {
             let is_constant =
@@ -150,13 +149,13 @@ fn lower(db: &dyn Db, main: SourceFile, options: Options, entry: Option<Entry>) 
         variables.extend(entry_variables);
     }
     let main_constants = units.len() as u32;
-    units.push(builder.lower_unit(hir::scope::top_level_def(db, main), true)?);
+    units.push(builder.lower_unit(hir::top_level_def(db, main), true)?);
     let imports = files
         .iter()
         .filter(|&&file| file != main)
-        .filter_map(|&file| builder.unit_of.get(&hir::scope::top_level_def(db, file)).copied())
+        .filter_map(|&file| builder.unit_of.get(&hir::top_level_def(db, file)).copied())
         .collect();
-    let main_top = hir::scope::top_level_def(db, main);
+    let main_top = hir::top_level_def(db, main);
     let main_unit = builder
         .unit_of
         .get(&main_top)
@@ -166,7 +165,7 @@ fn lower(db: &dyn Db, main: SourceFile, options: Options, entry: Option<Entry>) 
         .iter()
         .filter(|def| def.kind(db) == DefKind::Test)
         .map(|&def| {
-            let name = hir::db::item_tree(db, def.file(db))
+            let name = hir::item_tree(db, def.file(db))
                 .tests
                 .get(def.index(db) as usize)
                 .map(|t| t.name.clone())
@@ -199,10 +198,10 @@ fn files_in_order(db: &dyn Db, main: SourceFile) -> Vec<SourceFile> {
     let mut stack = vec![(main, 0u32)];
     seen.insert(main);
     while let Some((file, next)) = stack.pop() {
-        let count = hir::db::item_tree(db, file).imports.len() as u32;
+        let count = hir::item_tree(db, file).imports.len() as u32;
         if next < count {
             stack.push((file, next + 1));
-            if let Some(target) = hir::db::resolve_import(db, file, next)
+            if let Some(target) = hir::resolve_import(db, file, next)
                 && seen.insert(target)
             {
                 stack.push((target, 0));
@@ -811,7 +810,7 @@ impl<'db> UnitLowerer<'_, 'db> {
             let data = &body.locals[param];
             let check = self.add_check(ShapeCheck {
                 context: CheckContext::Argument { function: self.function_name.clone(), index },
-                declared: hir::infer::ty_of_ref(&data.ty).to_string(),
+                declared: hir::ty_of_ref(&data.ty).to_string(),
                 vars: self.size_vars(shapes[index])?,
                 dims: specs,
                 ranked: true,

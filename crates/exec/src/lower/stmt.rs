@@ -4,8 +4,8 @@
 use std::rc::Rc;
 
 use hir::{
-    Dim, ExprId, RelSpan, SizeVar, Stmt, StmtId, Ty,
-    body::{ArithOp, Expr, IndexAssignOp, IndexFactor, IndexStmt, Literal},
+    ArithOp, Dim, Expr, ExprId, IndexAssignOp, IndexFactor, IndexStmt, Literal, RelSpan, SizeVar,
+    Stmt, StmtId, Ty,
 };
 
 use super::{Dest, LoopLabels, Pending, Place, Result, UnitLowerer, shape_proven};
@@ -148,8 +148,7 @@ impl UnitLowerer<'_, '_> {
             _ => return None,
         };
         let slot = self.int_slot(target)?;
-        let Expr::Binary { op: hir::body::BinaryOp::Cmp(cmp), lhs, rhs } = self.body.exprs[cond]
-        else {
+        let Expr::Binary { op: hir::BinaryOp::Cmp(cmp), lhs, rhs } = self.body.exprs[cond] else {
             return None;
         };
         if self.int_slot(lhs)? != slot || self.snapshot {
@@ -210,8 +209,7 @@ impl UnitLowerer<'_, '_> {
     fn return_if(&mut self, cond: ExprId, body: &[StmtId], span: RelSpan) -> Result<bool> {
         let [stmt] = body else { return Ok(false) };
         let Stmt::Return(Some(value)) = self.body.stmts[*stmt] else { return Ok(false) };
-        let Expr::Binary { op: hir::body::BinaryOp::Cmp(cmp), lhs, rhs } = self.body.exprs[cond]
-        else {
+        let Expr::Binary { op: hir::BinaryOp::Cmp(cmp), lhs, rhs } = self.body.exprs[cond] else {
             return Ok(false);
         };
         let Some(imm) = self.const_int(rhs).and_then(|v| i32::try_from(v).ok()) else {
@@ -226,7 +224,7 @@ impl UnitLowerer<'_, '_> {
         let Some(hir::Resolution::Local(local)) = self.infer.resolution(value) else {
             return Ok(false);
         };
-        let ret = hir::infer::ty_of_ref(&hir::signature(self.db(), self.def).ret);
+        let ret = hir::ty_of_ref(&hir::signature(self.db(), self.def).ret);
         let scalar = matches!(ret, Ty::Int | Ty::Float | Ty::Bool | Ty::Char);
         let plain = matches!(self.body.exprs[value], Expr::Name { .. }) && !self.is_var(local);
         let Ok(Place::Slot(slot)) = self.place_of(local) else { return Ok(false) };
@@ -326,7 +324,7 @@ impl UnitLowerer<'_, '_> {
         // Declared dimensions are checked (and fresh shape variables bound) unless the checker
         // proved the initializer's shape, and it was written as a size that needs no check of
         // its own (`n / 2` must divide, `n - 1` must not be negative).
-        if let hir::body::TypeRef::Tensor(dims) = &self.body.locals[local].ty
+        if let hir::TypeRef::Tensor(dims) = &self.body.locals[local].ty
             && !dims.is_empty()
             && let Some(init) = init
         {
@@ -334,7 +332,7 @@ impl UnitLowerer<'_, '_> {
             let fresh = self.body.locals.iter().any(|(_, data)| data.bound_by == Some(local));
             let valid = dims.iter().all(Dim::is_always_valid);
             if fresh || !valid || !shape_proven(&declared, &value_ty) {
-                let declared_text = hir::infer::ty_of_ref(&self.body.locals[local].ty).to_string();
+                let declared_text = hir::ty_of_ref(&self.body.locals[local].ty).to_string();
                 let vars = self.size_vars(dims)?;
                 for dims in self.decl_checks(local, true)? {
                     let check = self.add_check(ShapeCheck {
@@ -395,14 +393,14 @@ impl UnitLowerer<'_, '_> {
         };
         let signature = hir::signature(self.db(), self.def);
         let ret_ref = signature.ret.clone();
-        let ret = hir::infer::ty_of_ref(&ret_ref);
+        let ret = hir::ty_of_ref(&ret_ref);
         let value_ty = self.ty(value);
         let operand = self.value_as(value, &ret, Dest::Any, Some(span))?;
         // As for a declaration: a size such as `n / 2` is checked even where the value's shape
         // is proven equal to it, since it must also be a whole number.
-        let needs_check = matches!(&ret_ref, hir::body::TypeRef::Tensor(d)
+        let needs_check = matches!(&ret_ref, hir::TypeRef::Tensor(d)
             if !d.is_empty() && (!d.iter().all(Dim::is_always_valid) || !shape_proven(&ret, &value_ty)));
-        if needs_check && let hir::body::TypeRef::Tensor(dims) = &ret_ref {
+        if needs_check && let hir::TypeRef::Tensor(dims) = &ret_ref {
             let slot = operand.slot();
             let vars = self.size_vars(dims)?;
             for dims in self.return_checks(dims)? {
@@ -438,7 +436,7 @@ impl UnitLowerer<'_, '_> {
             .params
             .iter()
             .flat_map(|&p| match &self.body.locals[p].ty {
-                hir::body::TypeRef::Tensor(dims) => dims.iter().flat_map(Dim::vars).collect(),
+                hir::TypeRef::Tensor(dims) => dims.iter().flat_map(Dim::vars).collect(),
                 _ => Vec::new(),
             })
             .collect();
