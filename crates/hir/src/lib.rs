@@ -30,9 +30,9 @@
 //! - [`signature`]: a function's parameters, return type and shape variables.
 //! - [`file_range`]: where a [`HirSpan`] (a definition plus a [`RelSpan`]) is in its file, for
 //!   run-time errors and editors; [`def_at`] and [`expr_at`] go the other way.
-//! - For editors: [`type_at`] (hover text such as `var Tensor[2][3]`), [`definition_at`]
-//!   (go-to-definition, across imports), [`names_in_scope`] (completion), and
-//!   [`InferenceResult::shape_bindings`] (inlay hints for shape variables at calls).
+//! - For editors (the queries themselves are in `ide`): [`expr_at`] and
+//!   [`InferenceResult::resolution`] (hover, go to definition), [`names_in_scope`] (completion),
+//!   and [`InferenceResult::shape_bindings`] (inlay hints for shape variables at calls).
 //! - [`item_tree`] and [`top_level_def`]: a file's items with their syntax; [`resolve_import`]:
 //!   the file an import names; [`file_scope`]: the functions and globals a file sees.
 //! - [`BUILTINS`]: every built-in's name, arity, typing rule, differentiability,
@@ -274,48 +274,6 @@ fn syntax_diagnostic(file: SourceFile, error: &syntax::SyntaxError) -> Diagnosti
         help: error.help.clone(),
         fixes,
     }
-}
-
-/// What a hover shows: the range of the innermost expression at `offset` and its type, with the
-/// qualifier of the variable it names (`var Tensor[2][3]`).
-pub fn type_at(db: &dyn Db, file: SourceFile, offset: TextSize) -> Option<(TextRange, String)> {
-    let (def, expr) = expr_at(db, file, offset)?;
-    let result = infer(db, def);
-    let ty = result.type_of_expr(expr);
-    let qualifier = match result.resolution(expr) {
-        Some(Resolution::Local(local)) => body(db, def).locals[local].qualifier,
-        Some(Resolution::Global { def, local }) => body(db, def).locals[local].qualifier,
-        _ => None,
-    };
-    let prefix = match qualifier {
-        Some(Qualifier::Var) => "var ",
-        Some(Qualifier::Cns) => "cns ",
-        None => "",
-    };
-    let span = HirSpan { def, span: body(db, def).source_map.expr(expr) };
-    let (_, range) = file_range(db, span);
-    Some((range, format!("{prefix}{ty}")))
-}
-
-/// Where the name at `offset` is defined: a local's or global's declaration, or a function's
-/// name, possibly in an imported file. Built-ins have no definition in the source.
-pub fn definition_at(
-    db: &dyn Db,
-    file: SourceFile,
-    offset: TextSize,
-) -> Option<(SourceFile, TextRange)> {
-    let (def, expr) = expr_at(db, file, offset)?;
-    let span = match infer(db, def).resolution(expr)? {
-        Resolution::Local(local) => HirSpan { def, span: body(db, def).source_map.local(local) },
-        Resolution::Global { def, local } => {
-            HirSpan { def, span: body(db, def).source_map.local(local) }
-        }
-        Resolution::Function(function) => {
-            HirSpan { def: function, span: signature(db, function).name_span? }
-        }
-        Resolution::Builtin(_) => return None,
-    };
-    Some(file_range(db, span))
 }
 
 /// What a name in scope at an offset is, for completion.

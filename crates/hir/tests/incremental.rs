@@ -77,18 +77,37 @@ fn editing_whitespace_reinfers_nothing() {
 }
 
 #[test]
-fn editor_queries_see_types_and_definitions() {
+fn expressions_at_offsets_have_types_and_resolutions() {
     let mut db = Database::default();
     let text = "var Tensor w[2][3];\nfunction float f(float x) { return x; }\nprint(w, f(1.0));\n";
     let file = db.set_file("/work/editor.nb", text);
-    let use_of_w = syntax::TextSize::from(text.rfind("w,").unwrap_or(0) as u32);
-    let hover = hir::type_at(&db, file, use_of_w).map(|(_, ty)| ty);
-    assert_eq!(hover.as_deref(), Some("var Tensor[2][3]"));
-    let definition = hir::definition_at(&db, file, use_of_w).map(|(_, range)| range);
-    assert_eq!(definition, Some(syntax::TextRange::new(11.into(), 12.into())));
-    let call = syntax::TextSize::from(text.rfind("f(1").unwrap_or(0) as u32);
-    let definition = hir::definition_at(&db, file, call).map(|(_, range)| u32::from(range.start()));
-    assert_eq!(definition, Some(text.find("f(float").unwrap_or(0) as u32));
+    let at = |needle: &str| syntax::TextSize::from(text.rfind(needle).unwrap_or(0) as u32);
+    let declared = |def, resolution| {
+        match resolution {
+            Some(hir::Resolution::Global { def, local }) => {
+                Some(hir::HirSpan { def, span: hir::body(&db, def).source_map.local(local) })
+            }
+            Some(hir::Resolution::Function(function)) => hir::signature(&db, function)
+                .name_span
+                .map(|span| hir::HirSpan { def: function, span }),
+            Some(hir::Resolution::Local(local)) => {
+                Some(hir::HirSpan { def, span: hir::body(&db, def).source_map.local(local) })
+            }
+            _ => None,
+        }
+        .map(|span| hir::file_range(&db, span).1)
+    };
+
+    let (def, w) = hir::expr_at(&db, file, at("w,")).expect("an expression at `w`");
+    let result = hir::infer(&db, def);
+    assert_eq!(result.type_of_expr(w).to_string(), "Tensor[2][3]");
+    assert_eq!(
+        declared(def, result.resolution(w)),
+        Some(syntax::TextRange::new(11.into(), 12.into()))
+    );
+    let (def, f) = hir::expr_at(&db, file, at("f(1")).expect("an expression at `f`");
+    let start = declared(def, hir::infer(&db, def).resolution(f)).map(|range| range.start());
+    assert_eq!(start, Some(syntax::TextSize::from(text.find("f(float").unwrap_or(0) as u32)));
 }
 
 #[test]

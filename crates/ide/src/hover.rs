@@ -99,12 +99,27 @@ fn label_markdown(db: &dyn hir::Db, def: DefId, stmt: hir::StmtId, name: &str) -
     text
 }
 
+/// The inferred type of the innermost expression at `offset`, with the qualifier of the variable
+/// it names (`var Tensor[2][3]`).
 fn expression_hover(db: &hir::Database, file: FileId, offset: TextSize) -> Option<HoverResult> {
-    let (range, ty) = hir::type_at(db, file.0, offset)?;
+    let (def, expr) = hir::expr_at(db, file.0, offset)?;
+    let result = hir::infer(db, def);
+    let ty = result.type_of_expr(expr).to_string();
     if ty == "{unknown}" {
         return None;
     }
-    Some(HoverResult { range, markdown: code_block(&ty) })
+    let qualifier = match result.resolution(expr) {
+        Some(hir::Resolution::Local(local)) => hir::body(db, def).locals[local].qualifier,
+        Some(hir::Resolution::Global { def, local }) => hir::body(db, def).locals[local].qualifier,
+        _ => None,
+    };
+    let prefix = match qualifier {
+        Some(hir::Qualifier::Var) => "var ",
+        Some(hir::Qualifier::Cns) => "cns ",
+        None => "",
+    };
+    let range = semantic::file_range(db, def, hir::body(db, def).source_map.expr(expr));
+    Some(HoverResult { range, markdown: code_block(&format!("{prefix}{ty}")) })
 }
 
 #[cfg(test)]

@@ -97,8 +97,8 @@ pub fn parse(text: &str) {
 }
 
 /// Checking one file: no panic; every diagnostic's range, label and fix-it lies inside its file;
-/// the editor queries (hover, go to definition, completion) answer at any offset with ranges
-/// inside the file.
+/// what the editor queries read (the expression at an offset, where its name is declared, the
+/// names in scope) answers at any offset with ranges inside the file.
 pub fn check(text: &str) {
     let mut db = Database::default();
     let file = db.set_file(MAIN, text);
@@ -111,11 +111,25 @@ pub fn check(text: &str) {
         let _ = hir::infer(&db, def);
     }
     for offset in probes(text) {
-        if let Some((range, _)) = hir::type_at(&db, file, offset) {
-            assert_inside(text, range, "a hover");
-        }
-        if let Some((target, range)) = hir::definition_at(&db, file, offset) {
-            assert_inside(target.text(&db), range, "a definition");
+        if let Some((def, expr)) = hir::expr_at(&db, file, offset) {
+            let span = hir::HirSpan { def, span: hir::body(&db, def).source_map.expr(expr) };
+            assert_inside(text, hir::file_range(&db, span).1, "an expression");
+            let declared = match hir::infer(&db, def).resolution(expr) {
+                Some(hir::Resolution::Local(local)) => {
+                    Some(hir::HirSpan { def, span: hir::body(&db, def).source_map.local(local) })
+                }
+                Some(hir::Resolution::Global { def, local }) => {
+                    Some(hir::HirSpan { def, span: hir::body(&db, def).source_map.local(local) })
+                }
+                Some(hir::Resolution::Function(function)) => hir::signature(&db, function)
+                    .name_span
+                    .map(|span| hir::HirSpan { def: function, span }),
+                Some(hir::Resolution::Builtin(_)) | None => None,
+            };
+            if let Some(span) = declared {
+                let (target, range) = hir::file_range(&db, span);
+                assert_inside(target.text(&db), range, "a definition");
+            }
         }
         let _ = hir::names_in_scope(&db, file, offset);
     }
