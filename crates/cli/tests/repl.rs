@@ -12,12 +12,28 @@ use expectrl::{ControlCode, Eof, Expect, Regex, session::OsSession};
 /// How long one expected output may take (a debug build, two cores shared with other work).
 const TIMEOUT: Duration = Duration::from_secs(60);
 
-/// A fresh directory for one test: the data directory and any files it writes.
-fn scratch(name: &str) -> PathBuf {
+/// A fresh directory for one test: the data directory and any files it writes. It is removed when
+/// the test ends.
+fn scratch(name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("nabla-repl-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("{err}"));
-    dir
+    Scratch(dir)
+}
+
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// A REPL in a pseudo-terminal, without colours unless `colour`, keeping its history in `dir`,
@@ -43,7 +59,7 @@ fn spawn_in(dir: &Path, args: &[&str], colour: bool) -> OsSession {
     session
 }
 
-fn start(name: &str) -> (OsSession, PathBuf) {
+fn start(name: &str) -> (OsSession, Scratch) {
     let dir = scratch(name);
     (start_in(&dir, &[], false), dir)
 }
