@@ -30,9 +30,10 @@
 //! - [`signature`]: a function's parameters, return type and shape variables.
 //! - [`file_range`]: where a [`HirSpan`] (a definition plus a [`RelSpan`]) is in its file, for
 //!   run-time errors and editors; [`def_at`] and [`expr_at`] go the other way.
-//! - For editors (the queries themselves are in `ide`): [`expr_at`] and
-//!   [`InferenceResult::resolution`] (hover, go to definition), [`names_in_scope`] (completion),
-//!   and [`InferenceResult::shape_bindings`] (inlay hints for shape variables at calls).
+//! - For editors (the queries themselves are in `ide`): [`expr_at`],
+//!   [`InferenceResult::resolution`] and [`declaration`] (hover, go to definition),
+//!   [`names_in_scope`] (completion), and [`InferenceResult::shape_bindings`] (inlay hints for
+//!   shape variables at calls).
 //! - [`item_tree`] and [`top_level_def`]: a file's items with their syntax; [`resolve_import`]:
 //!   the file an import names; [`file_scope`]: the functions and globals a file sees.
 //! - [`BUILTINS`]: every built-in's name, arity, typing rule, differentiability,
@@ -273,6 +274,21 @@ fn syntax_diagnostic(file: SourceFile, error: &syntax::SyntaxError) -> Diagnosti
         labels: Vec::new(),
         help: error.help.clone(),
         fixes,
+    }
+}
+
+/// Where the name that `resolution` (found in `def`) resolves to is declared: a local's or
+/// global's declaration, or a function's name, possibly in an imported file. Built-ins have no
+/// declaration in the source.
+pub fn declaration(db: &dyn Db, def: DefId, resolution: Resolution) -> Option<HirSpan> {
+    let local = |def, local| HirSpan { def, span: body(db, def).source_map.local(local) };
+    match resolution {
+        Resolution::Local(id) => Some(local(def, id)),
+        Resolution::Global { def, local: id } => Some(local(def, id)),
+        Resolution::Function(function) => {
+            signature(db, function).name_span.map(|span| HirSpan { def: function, span })
+        }
+        Resolution::Builtin(_) => None,
     }
 }
 

@@ -82,20 +82,9 @@ fn expressions_at_offsets_have_types_and_resolutions() {
     let text = "var Tensor w[2][3];\nfunction float f(float x) { return x; }\nprint(w, f(1.0));\n";
     let file = db.set_file("/work/editor.nb", text);
     let at = |needle: &str| syntax::TextSize::from(text.rfind(needle).unwrap_or(0) as u32);
-    let declared = |def, resolution| {
-        match resolution {
-            Some(hir::Resolution::Global { def, local }) => {
-                Some(hir::HirSpan { def, span: hir::body(&db, def).source_map.local(local) })
-            }
-            Some(hir::Resolution::Function(function)) => hir::signature(&db, function)
-                .name_span
-                .map(|span| hir::HirSpan { def: function, span }),
-            Some(hir::Resolution::Local(local)) => {
-                Some(hir::HirSpan { def, span: hir::body(&db, def).source_map.local(local) })
-            }
-            _ => None,
-        }
-        .map(|span| hir::file_range(&db, span).1)
+    let declared = |def, resolution: Option<hir::Resolution>| {
+        let span = hir::declaration(&db, def, resolution?)?;
+        Some(hir::file_range(&db, span).1)
     };
 
     let (def, w) = hir::expr_at(&db, file, at("w,")).expect("an expression at `w`");

@@ -114,18 +114,8 @@ pub fn check(text: &str) {
         if let Some((def, expr)) = hir::expr_at(&db, file, offset) {
             let span = hir::HirSpan { def, span: hir::body(&db, def).source_map.expr(expr) };
             assert_inside(text, hir::file_range(&db, span).1, "an expression");
-            let declared = match hir::infer(&db, def).resolution(expr) {
-                Some(hir::Resolution::Local(local)) => {
-                    Some(hir::HirSpan { def, span: hir::body(&db, def).source_map.local(local) })
-                }
-                Some(hir::Resolution::Global { def, local }) => {
-                    Some(hir::HirSpan { def, span: hir::body(&db, def).source_map.local(local) })
-                }
-                Some(hir::Resolution::Function(function)) => hir::signature(&db, function)
-                    .name_span
-                    .map(|span| hir::HirSpan { def: function, span }),
-                Some(hir::Resolution::Builtin(_)) | None => None,
-            };
+            let resolution = hir::infer(&db, def).resolution(expr);
+            let declared = resolution.and_then(|r| hir::declaration(&db, def, r));
             if let Some(span) = declared {
                 let (target, range) = hir::file_range(&db, span);
                 assert_inside(target.text(&db), range, "a definition");
