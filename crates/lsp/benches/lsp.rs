@@ -347,8 +347,16 @@ fn run() -> Result<(), String> {
     );
     println!(
         "- One 120 KB line of 80,000 stray characters: `didOpen` → `publishDiagnostics` in {} \
-         ({stray_published} diagnostics published)",
-        ms(stray_time)
+         ({stray_published} {} published)",
+        ms(stray_time),
+        if stray_published == 1 { "diagnostic" } else { "diagnostics" }
+    );
+    println!(
+        "\nThe two 5,000-line rows measure the same edit and must agree: a change is applied and \
+         checked when it arrives, whatever its version (Neovim's versions are its change ticks and \
+         jump). Until 3561b1a the server held a change whose version jumped for 50 ms, waiting for \
+         the versions in between: this benchmark measured 58.76 ms for the jumps against 8.23 ms \
+         (medians) on the commit before it."
     );
     Ok(())
 }
