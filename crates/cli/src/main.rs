@@ -3,6 +3,7 @@
 mod check;
 mod explain;
 mod fmt;
+mod graph;
 mod render;
 mod repl;
 mod run;
@@ -63,6 +64,48 @@ enum Command {
         /// Write `{"run_seconds", "check_seconds", "tape_bytes_per_op"}` to this file.
         #[arg(long)]
         timings_json: Option<std::path::PathBuf>,
+        /// After the run, write the picture of the computational graph of the last `backward`
+        /// to this file (SVG, or DOT for `.dot`); `nabla graph` has more choices.
+        #[arg(long, value_name = "OUT")]
+        graph: Option<std::path::PathBuf>,
+        /// Stop at the first operation that makes a NaN or an infinity from finite values, in
+        /// the forward pass or in a backward rule, and report it.
+        #[arg(long)]
+        check_nan: bool,
+    },
+    /// Run a program and write the picture of the computational graph it recorded.
+    Graph {
+        /// The `.nb` file to run.
+        file: std::path::PathBuf,
+        /// Where to write the picture; `FILE` with the extension `.graph.svg` by default.
+        #[arg(long, short = 'o', value_name = "OUT")]
+        output: Option<std::path::PathBuf>,
+        /// SVG or DOT; by default the one the output's extension names (DOT for `.dot`).
+        #[arg(long, value_enum)]
+        format: Option<graph::Format>,
+        /// Draw the graph of this `backward` (1 for the first) instead of the last one.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        backward: Option<u64>,
+        /// Start from the operations at this line and draw only what they depend on.
+        #[arg(long, value_name = "LINE")]
+        from: Option<u32>,
+        /// Follow inputs at most this many edges back (from `--from`, or from the output of
+        /// `backward`).
+        #[arg(long, value_name = "N")]
+        depth: Option<usize>,
+        /// `functions`: draw each call of a function made from the top level as one node.
+        #[arg(long, value_enum)]
+        group: Option<graph::Grouping>,
+        /// Draw a node per recorded operation instead of one per operation and call stack
+        /// (loop iterations each get their own node, up to 5000).
+        #[arg(long)]
+        expand: bool,
+        /// The largest tensor the program may create, in bytes or with a unit.
+        #[arg(long, value_parser = run::parse_size)]
+        max_memory: Option<usize>,
+        /// The deepest nesting of function calls before the run stops with an error.
+        #[arg(long, default_value_t = exec::interp::Limits::DEFAULT_CALL_DEPTH)]
+        max_recursion: usize,
     },
     /// Start an interactive session: enter declarations, statements, functions and
     /// expressions, and see each expression's value and type.
@@ -103,6 +146,10 @@ enum Command {
         /// How many tests run at once; the number of cores by default.
         #[arg(long, short = 'j')]
         jobs: Option<usize>,
+        /// Stop a test at the first operation that makes a NaN or an infinity from finite
+        /// values, in the forward pass or in a backward rule, and report it as the failure.
+        #[arg(long)]
+        check_nan: bool,
     },
     /// Runs tests for `nabla test` (internal).
     #[command(name = "__test-worker", hide = true)]
@@ -111,6 +158,8 @@ enum Command {
         max_memory: Option<usize>,
         #[arg(long, default_value_t = exec::interp::Limits::DEFAULT_CALL_DEPTH)]
         max_recursion: usize,
+        #[arg(long)]
+        check_nan: bool,
     },
     /// Explain a diagnostic code, such as `E0204`.
     Explain {
@@ -136,8 +185,45 @@ fn main() -> ExitCode {
         Command::Parse { file } => parse(&file),
         Command::Check { paths, format } => check::run(&paths, format),
         Command::Fmt { paths, check } => fmt::run(&paths, fmt::Options { check }),
-        Command::Run { file, max_memory, max_recursion, timings_json } => {
-            run::run(&file, &run::Options { max_memory, max_recursion, timings_json })
+        Command::Run { file, max_memory, max_recursion, timings_json, graph, check_nan } => {
+            let graph = graph.map(|path| run::GraphRequest {
+                path,
+                format: None,
+                view: graph::View::default(),
+                options: exec::graph::GraphOptions::default(),
+            });
+            let options =
+                run::Options { max_memory, max_recursion, timings_json, graph, check_nan };
+            run::run(&file, &options)
+        }
+        Command::Graph {
+            file,
+            output,
+            format,
+            backward,
+            from,
+            depth,
+            group,
+            expand,
+            max_memory,
+            max_recursion,
+        } => {
+            let path = output.unwrap_or_else(|| graph::default_path(&file, format));
+            let view = graph::View {
+                from,
+                depth,
+                group_functions: group == Some(graph::Grouping::Functions),
+            };
+            let options = exec::graph::GraphOptions { collapse: !expand, backward };
+            let graph = Some(run::GraphRequest { path, format, view, options });
+            let options = run::Options {
+                max_memory,
+                max_recursion,
+                timings_json: None,
+                graph,
+                check_nan: false,
+            };
+            run::run(&file, &options)
         }
         Command::Repl { file, max_memory, max_recursion } => {
             repl::run(&repl::Options { file, max_memory, max_recursion })
@@ -151,12 +237,13 @@ fn main() -> ExitCode {
             format,
             nocapture,
             jobs,
+            check_nan,
         } => {
-            let limits = test::RunLimits { max_memory, max_recursion };
+            let limits = test::RunLimits { max_memory, max_recursion, check_nan };
             test::run(&paths, &test::Options { filter, timeout, format, nocapture, jobs, limits })
         }
-        Command::TestWorker { max_memory, max_recursion } => {
-            test::worker(test::RunLimits { max_memory, max_recursion })
+        Command::TestWorker { max_memory, max_recursion, check_nan } => {
+            test::worker(test::RunLimits { max_memory, max_recursion, check_nan })
         }
         Command::Explain { code } => explain::run(&code),
         Command::Lsp => lsp::run_stdio(),

@@ -15,13 +15,14 @@ use std::{
 
 use exec::{
     error::RuntimeError,
+    graph::{GraphOptions, TraceOptions},
     interp::Limits,
-    run::{RunReport, on_interpreter_stack, run_program},
+    run::{RunReport, on_interpreter_stack, run_traced},
 };
 use hir::Database;
 use syntax::LineIndex;
 
-use crate::{render, source};
+use crate::{graph, render, source};
 
 /// The options of `nabla run`.
 #[derive(Debug, Clone)]
@@ -32,6 +33,21 @@ pub struct Options {
     pub max_recursion: usize,
     /// Where to write the timings as JSON.
     pub timings_json: Option<PathBuf>,
+    /// The picture of the computational graph to write (`--graph`, `nabla graph`).
+    pub graph: Option<GraphRequest>,
+    /// Stop at the first operation that makes a NaN or an infinity from finite values.
+    pub check_nan: bool,
+}
+
+/// Where and how to write the picture of the computational graph a run recorded.
+#[derive(Debug, Clone)]
+pub struct GraphRequest {
+    pub path: PathBuf,
+    /// DOT or SVG; by default the one `path`'s extension names.
+    pub format: Option<graph::Format>,
+    pub view: graph::View,
+    /// Which of the recordings to draw, and whether loop iterations share a node.
+    pub options: GraphOptions,
 }
 
 /// Exit status for run-time errors.
@@ -71,10 +87,31 @@ fn run_on_this_thread(path: &Path, options: &Options) -> u8 {
     let limits = Limits { max_call_depth: options.max_recursion, ..Limits::default() };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    let result = run_program(&db, main, &mut out, limits);
+    let trace = TraceOptions {
+        graph: options.graph.as_ref().map(|request| request.options),
+        check_nan: options.check_nan,
+    };
+    let traced = run_traced(&db, main, &mut out, limits, trace);
+    let result = traced.result;
     // The program's output comes before any error message.
     let _ = out.flush();
     drop(out);
+    let mut status = 0;
+    if let Some(request) = &options.graph {
+        let written = match &traced.graph {
+            Some(recorded) => {
+                graph::write(&db, recorded, &request.view, &request.path, request.format)
+            }
+            None => Err("the run recorded no graph".to_owned()),
+        };
+        match written {
+            Ok(report) => eprintln!("{report}"),
+            Err(message) => {
+                eprintln!("error: {message}");
+                status = RUNTIME_ERROR;
+            }
+        }
+    }
     let report = match &result {
         Ok(report) => Some(*report),
         Err(_) => None,
@@ -85,7 +122,7 @@ fn run_on_this_thread(path: &Path, options: &Options) -> u8 {
         eprintln!("error: {message}");
     }
     match result {
-        Ok(_) => 0,
+        Ok(_) => status,
         Err(error) => {
             eprint!("{}", render_error(&db, &error, render::stderr_colour()));
             RUNTIME_ERROR

@@ -30,6 +30,7 @@ use std::{
 use exec::{
     code::Program,
     error::RuntimeErrorKind,
+    graph::TraceOptions,
     interp::{Limits, Machine},
     lower::lower_program,
     run::on_interpreter_stack,
@@ -78,6 +79,9 @@ pub struct RunLimits {
     pub max_memory: Option<usize>,
     /// The deepest nesting of function calls.
     pub max_recursion: usize,
+    /// Stop a test at the first operation that makes a NaN or an infinity from finite values
+    /// (`--check-nan`).
+    pub check_nan: bool,
 }
 
 /// Parses `--timeout`: a positive number of seconds.
@@ -428,6 +432,9 @@ impl<'t> Pool<'t> {
         let mut command = Command::new(exe);
         command.arg(WORKER_COMMAND);
         command.arg("--max-recursion").arg(self.limits.max_recursion.to_string());
+        if self.limits.check_nan {
+            command.arg("--check-nan");
+        }
         if let Some(bytes) = self.limits.max_memory {
             command.arg("--max-memory").arg(bytes.to_string());
         }
@@ -898,8 +905,10 @@ fn run_one(
         std::process::abort();
     }
     let mut output: Vec<u8> = Vec::new();
+    let limits_check_nan = limits.check_nan;
     let limits = Limits { max_call_depth: limits.max_recursion, ..Limits::default() };
     let result = Machine::new(program, &mut output, limits).and_then(|mut machine| {
+        machine.trace(TraceOptions { graph: None, check_nan: limits_check_nan });
         machine.run_constants()?;
         machine.run_test(unit)
     });

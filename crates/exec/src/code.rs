@@ -944,6 +944,180 @@ impl Instr {
     }
 }
 
+/// What the slow-path instructions compute, for `--check-nan` (see `interp::trace`).
+impl Instr {
+    /// The slot an instruction off the fast path writes a computed `float` or tensor to:
+    /// `None` for instructions that compute no such value (control flow, integers, printing,
+    /// moves of values computed before).
+    pub fn result_slot(&self) -> Option<Slot> {
+        let slot = match self {
+            Instr::LoadConst { dst, .. }
+            | Instr::Binary { dst, .. }
+            | Instr::Cast { dst, .. }
+            | Instr::Matmul { dst, .. }
+            | Instr::CallTransform { dst, .. }
+            | Instr::GetIndex { dst, .. } => *dst,
+            Instr::SetIndex { target, .. } => *target,
+            Instr::Builtin { dst, call } => match **call {
+                BuiltinCall::IndexStatement { target, .. } => target,
+                _ => *dst,
+            },
+            _ => return None,
+        };
+        (slot != NO_SLOT).then_some(slot)
+    }
+
+    /// The operands an instruction with a [`Instr::result_slot`] reads, in the unit `unit`.
+    pub fn operands(&self, unit: &Unit) -> Vec<Operand> {
+        match self {
+            Instr::Binary { a, b, .. } | Instr::Matmul { a, b, .. } => vec![*a, *b],
+            Instr::Cast { a, .. } => vec![*a],
+            Instr::CallTransform { args, .. } => args.of(&unit.args).to_vec(),
+            Instr::GetIndex { base, .. } => vec![*base],
+            Instr::SetIndex { target, value, .. } => vec![Operand::copy(*target), *value],
+            Instr::Builtin { call, .. } => call.operands(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// What an instruction off the fast path computes, as a message names it.
+    pub fn operation(&self) -> &'static str {
+        match self {
+            Instr::LoadConst { .. } => "a constant",
+            Instr::Binary { op, .. } | Instr::FloatArith { op, .. } => op.symbol(),
+            Instr::Unary { op, .. } => op.name(),
+            Instr::Cast { .. } => "a conversion",
+            Instr::Matmul { .. } => "@",
+            Instr::CallTransform { .. } => "a derivative",
+            Instr::GetIndex { .. } => "indexing",
+            Instr::SetIndex { .. } => "an indexed assignment",
+            Instr::Builtin { call, .. } => call.name(),
+            _ => "an operation",
+        }
+    }
+}
+
+impl BuiltinCall {
+    /// The operands the call reads.
+    pub fn operands(&self) -> Vec<Operand> {
+        let dims = |dims: &DimsArg| match dims {
+            DimsArg::Ints(ints) => ints.to_vec(),
+            DimsArg::Tensor(tensor) => vec![*tensor],
+        };
+        let items = |items: &[PrintItem]| {
+            items
+                .iter()
+                .filter_map(|item| match item {
+                    PrintItem::Value(operand) => Some(*operand),
+                    PrintItem::Text(_) => None,
+                })
+                .collect()
+        };
+        match self {
+            BuiltinCall::Reduce { x, axis, .. } | BuiltinCall::Softmax { x, axis, .. } => {
+                std::iter::once(*x).chain(*axis).collect()
+            }
+            BuiltinCall::Construct { dims: d, value, .. } => {
+                dims(d).into_iter().chain(*value).collect()
+            }
+            BuiltinCall::Reshape { x, dims: d } => std::iter::once(*x).chain(dims(d)).collect(),
+            BuiltinCall::Transpose { x, axes } => {
+                std::iter::once(*x).chain(axes.iter().flat_map(dims)).collect()
+            }
+            BuiltinCall::Concat { a, b, axis } => vec![*a, *b, *axis],
+            BuiltinCall::Stack { a, b }
+            | BuiltinCall::Solve(a, b)
+            | BuiltinCall::AssertEq { a, b, .. } => vec![*a, *b],
+            BuiltinCall::ShapeOf { x, axis } => vec![*x, *axis],
+            BuiltinCall::Eye(x)
+            | BuiltinCall::Arange(x)
+            | BuiltinCall::Rank(x)
+            | BuiltinCall::All(x)
+            | BuiltinCall::Any(x)
+            | BuiltinCall::Seed(x)
+            | BuiltinCall::Inv(x)
+            | BuiltinCall::Det(x)
+            | BuiltinCall::Cholesky(x)
+            | BuiltinCall::Trace(x)
+            | BuiltinCall::Diag(x)
+            | BuiltinCall::Save { x, .. }
+            | BuiltinCall::Backward(x)
+            | BuiltinCall::GradOf(x)
+            | BuiltinCall::Sizeof(x)
+            | BuiltinCall::ToTensor { x, .. } => vec![*x],
+            BuiltinCall::Print(printed) | BuiltinCall::Write(printed) => items(printed),
+            BuiltinCall::PrintOptions(PrintOptionsArgs::Mode(_)) => Vec::new(),
+            BuiltinCall::PrintOptions(PrintOptionsArgs::Values(values)) => values.to_vec(),
+            BuiltinCall::Load { .. } | BuiltinCall::SizeofDims(_) => Vec::new(),
+            BuiltinCall::Assert { cond, .. } => vec![*cond],
+            BuiltinCall::AssertClose { a, b, rtol, atol, .. } => {
+                [*a, *b].into_iter().chain(*rtol).chain(*atol).collect()
+            }
+            BuiltinCall::Gradcheck { args, .. }
+            | BuiltinCall::Einsum { operands: args, .. }
+            | BuiltinCall::EinsumEllipsis { operands: args, .. }
+            | BuiltinCall::StackRows(args)
+            | BuiltinCall::FromElements { items: args, .. } => args.to_vec(),
+            BuiltinCall::ScaledUpdate { target, scale, x, .. } => vec![*target, *scale, *x],
+            BuiltinCall::IndexStatement { target, operands, .. } => {
+                std::iter::once(Operand::copy(*target)).chain(operands.iter().copied()).collect()
+            }
+        }
+    }
+
+    /// The built-in's name, as messages write it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            BuiltinCall::Reduce { op, .. } => op.name(),
+            BuiltinCall::Softmax { log: false, .. } => "softmax",
+            BuiltinCall::Softmax { log: true, .. } => "log_softmax",
+            BuiltinCall::Construct { kind, .. } => match kind {
+                Construct::Zeros => "zeros",
+                Construct::Ones => "ones",
+                Construct::Full => "full",
+                Construct::Rand => "rand",
+                Construct::Randn => "randn",
+            },
+            BuiltinCall::Eye(_) => "eye",
+            BuiltinCall::Arange(_) => "arange",
+            BuiltinCall::Reshape { .. } => "reshape",
+            BuiltinCall::Transpose { .. } => "transpose",
+            BuiltinCall::Concat { .. } => "concat",
+            BuiltinCall::Stack { .. } | BuiltinCall::StackRows(_) => "stack",
+            BuiltinCall::ShapeOf { .. } => "shape",
+            BuiltinCall::Rank(_) => "rank",
+            BuiltinCall::All(_) => "all",
+            BuiltinCall::Any(_) => "any",
+            BuiltinCall::Seed(_) => "seed",
+            BuiltinCall::Inv(_) => "inv",
+            BuiltinCall::Det(_) => "det",
+            BuiltinCall::Solve(..) => "solve",
+            BuiltinCall::Cholesky(_) => "cholesky",
+            BuiltinCall::Trace(_) => "trace",
+            BuiltinCall::Diag(_) => "diag",
+            BuiltinCall::Print(_) => "print",
+            BuiltinCall::Write(_) => "write",
+            BuiltinCall::PrintOptions(_) => "print_options",
+            BuiltinCall::Load { csv: false, .. } => "load",
+            BuiltinCall::Load { csv: true, .. } => "load_csv",
+            BuiltinCall::Save { .. } => "save",
+            BuiltinCall::Backward(_) => "backward",
+            BuiltinCall::GradOf(_) => "grad",
+            BuiltinCall::Assert { .. } => "assert",
+            BuiltinCall::AssertEq { .. } => "assert_eq",
+            BuiltinCall::AssertClose { .. } => "assert_close",
+            BuiltinCall::Gradcheck { .. } => "gradcheck",
+            BuiltinCall::Einsum { .. } | BuiltinCall::EinsumEllipsis { .. } => "einsum",
+            BuiltinCall::FromElements { .. } => "a tensor literal",
+            BuiltinCall::Sizeof(_) | BuiltinCall::SizeofDims(_) => "sizeof",
+            BuiltinCall::ToTensor { .. } => "a conversion to a tensor",
+            BuiltinCall::ScaledUpdate { subtract: false, .. } => "+=",
+            BuiltinCall::ScaledUpdate { subtract: true, .. } => "-=",
+            BuiltinCall::IndexStatement { .. } => "an index statement",
+        }
+    }
+}
+
 impl Unit {
     /// The base case `code` starts with: a [`Instr::ReturnIfIntCmpImm`] at the first instruction
     /// that compares the first parameter with a constant and returns that parameter. Nothing runs

@@ -5,7 +5,7 @@ use std::fmt;
 
 use hir::HirSpan;
 
-use crate::autodiff::AdError;
+use crate::autodiff::{AdError, AdErrorKind};
 use tensor::TensorError;
 use tensor::einsum::EinsumError;
 
@@ -45,6 +45,9 @@ pub struct RuntimeError {
     /// Set for checks that run at the start of a function (argument shapes): the error belongs to
     /// the call, so the interpreter reports it there.
     pub(crate) at_call: bool,
+    /// Set for an error that belongs to the operation that made a record (a backward rule's NaN
+    /// under `--check-nan`): the interpreter reports it at that operation's site.
+    pub(crate) origin: Option<crate::autodiff::Site>,
 }
 
 impl RuntimeError {
@@ -56,6 +59,7 @@ impl RuntimeError {
             stack: Vec::new(),
             notes: Vec::new(),
             at_call: false,
+            origin: None,
         }
     }
 
@@ -99,10 +103,17 @@ impl std::error::Error for RuntimeError {}
 impl From<AdError> for RuntimeError {
     fn from(error: AdError) -> RuntimeError {
         let kind = match error.kind() {
-            crate::autodiff::AdErrorKind::Internal { .. } => RuntimeErrorKind::Internal,
+            AdErrorKind::Internal { .. } => RuntimeErrorKind::Internal,
             _ => RuntimeErrorKind::Error,
         };
-        RuntimeError { kind, ..RuntimeError::new(error.to_string()) }
+        let mut runtime = RuntimeError { kind, ..RuntimeError::new(error.to_string()) };
+        if let AdErrorKind::NonFiniteGradient { site, gradient, result, saved, .. } = error.kind() {
+            runtime.origin = *site;
+            runtime.notes.push(format!("gradient of the result: {gradient}"));
+            runtime.notes.extend(saved.iter().map(|value| format!("the rule read: {value}")));
+            runtime.notes.push(format!("the rule made: {result}"));
+        }
+        runtime
     }
 }
 

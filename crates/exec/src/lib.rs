@@ -27,6 +27,7 @@
 pub mod autodiff;
 pub mod code;
 pub mod error;
+pub mod graph;
 pub mod interp;
 pub mod lower;
 pub mod ops;

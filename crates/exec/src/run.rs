@@ -8,6 +8,7 @@ use hir::{Db, SourceFile};
 
 use crate::autodiff::Tape;
 use crate::error::RuntimeError;
+use crate::graph::{Graph, TraceOptions};
 use crate::interp::{Limits, Machine};
 use crate::lower::lower_program;
 
@@ -37,16 +38,45 @@ pub fn run_program(
     out: &mut dyn Write,
     limits: Limits,
 ) -> Result<RunReport, RuntimeError> {
+    run_traced(db, main, out, limits, TraceOptions::default()).result
+}
+
+/// What a traced run gives: its result, and the graph its trace options asked for (also after a
+/// run-time error, with what was recorded until then).
+#[derive(Debug)]
+pub struct TracedRun {
+    pub result: Result<RunReport, RuntimeError>,
+    pub graph: Option<Graph>,
+}
+
+/// [`run_program`] traced with `trace` (see [`Machine::trace`]): `--graph`, `nabla graph` and
+/// `--check-nan`.
+pub fn run_traced(
+    db: &dyn Db,
+    main: SourceFile,
+    out: &mut dyn Write,
+    limits: Limits,
+    trace: TraceOptions,
+) -> TracedRun {
     let start = Instant::now();
-    let program = lower_program(db, main)?;
-    let mut machine = Machine::new(&program, out, limits)?;
-    machine.run()?;
-    let run_seconds = start.elapsed().as_secs_f64();
-    // What the run's recordings took per recorded operation (fused scalar operations share a
-    // record), or the size of one record when nothing was recorded.
-    let tape = machine.tape_ref();
-    let tape_bytes_per_op = tape.bytes_per_operation().unwrap_or(Tape::record_bytes() as f64);
-    Ok(RunReport { run_seconds, tape_bytes_per_op: Some(tape_bytes_per_op) })
+    let program = match lower_program(db, main) {
+        Ok(program) => program,
+        Err(error) => return TracedRun { result: Err(error), graph: None },
+    };
+    let mut machine = match Machine::new(&program, out, limits) {
+        Ok(machine) => machine,
+        Err(error) => return TracedRun { result: Err(error), graph: None },
+    };
+    machine.trace(trace);
+    let result = machine.run().map(|()| {
+        let run_seconds = start.elapsed().as_secs_f64();
+        // What the run's recordings took per recorded operation (fused scalar operations share
+        // a record), or the size of one record when nothing was recorded.
+        let tape = machine.tape_ref();
+        let tape_bytes_per_op = tape.bytes_per_operation().unwrap_or(Tape::record_bytes() as f64);
+        RunReport { run_seconds, tape_bytes_per_op: Some(tape_bytes_per_op) }
+    });
+    TracedRun { result, graph: machine.take_graph() }
 }
 
 /// Runs `f` on a new thread with [`INTERPRETER_STACK_BYTES`] of stack and returns its result, or

@@ -45,6 +45,7 @@ use super::error::{AdError, AdErrorKind};
 use super::op::{Arg, BinaryValues, Kind, Op};
 use super::store::{RecStore, Records};
 use super::tape::Tape;
+use super::trace::Summary;
 use crate::ops::{self, plain, scalar};
 use crate::value::Value;
 use tensor::einsum::Contraction;
@@ -72,10 +73,33 @@ pub(crate) enum Words {
     GivenBack,
 }
 
-/// Runs the backward pass of `records` from node `output` with the adjoint `seed`, filling
-/// `adjoints` (reset first) with one adjoint per node up to `output`.
+/// Runs the backward pass of `records` (the recording of `level`) from node `output` with the
+/// adjoint `seed`, filling `adjoints` (reset first) with one adjoint per node up to `output`.
+///
+/// On a tape that checks for NaN (`--check-nan`), every rule's results are checked as the pass
+/// goes: the first rule that turns a finite gradient into a NaN or an infinity stops the pass
+/// with [`AdErrorKind::NonFiniteGradient`], naming the record's site. The check is a second copy
+/// of the walk, chosen once per pass, so that the pass without it is unchanged.
 pub(crate) fn backward_pass(
     t: &mut Tape,
+    level: usize,
+    records: &mut Records,
+    output: usize,
+    seed: Adjoint,
+    pass: (Keep, Words),
+    adjoints: &mut Adjoints,
+) -> Result<(), AdError> {
+    if t.checks_nan() {
+        walk::<true>(t, level, records, output, seed, pass, adjoints)
+    } else {
+        walk::<false>(t, level, records, output, seed, pass, adjoints)
+    }
+}
+
+/// The walk of [`backward_pass`], with the NaN check when `CHECK`.
+fn walk<const CHECK: bool>(
+    t: &mut Tape,
+    level: usize,
     records: &mut Records,
     output: usize,
     seed: Adjoint,
@@ -111,7 +135,8 @@ pub(crate) fn backward_pass(
         let chain = partial(position).filter(|_| index > 0);
         // A run of chains with plain-number adjoints goes straight from the chunk of words to the
         // chunk of adjoints of the same nodes (chunks of both start at the same positions).
-        if chain.is_some()
+        if !CHECK
+            && chain.is_some()
             && let Some(numbers) = adjoints.chunk_mut(index >> chunk::BITS)
         {
             let stop = chain_run(numbers, position, partial);
@@ -134,6 +159,8 @@ pub(crate) fn backward_pass(
             records.ops.give_back_after(start - 1, t);
             (chunk, chunk_start) = (&[], 0);
         }
+        // With the check, the record's own gradient before its rule runs (the rule may move it).
+        let checked = if CHECK { finite_adjoint(adjoints, index) } else { None };
         match *op {
             Op::Leaf { .. } => {}
             Op::Scalar1 { x, dx } => {
@@ -160,6 +187,55 @@ pub(crate) fn backward_pass(
                 }
             }
         }
+        if let Some(g) = checked {
+            check_rule(t, level, records.base + index as u64, &op, g, adjoints)?;
+        }
+    }
+    Ok(())
+}
+
+/// A node's adjoint if it is there and finite, for [`check_rule`].
+fn finite_adjoint(adjoints: &Adjoints, index: usize) -> Option<Adjoint> {
+    let adjoint = adjoints.get(index)?;
+    Summary::of_adjoint(&adjoint).is_some_and(|summary| summary.is_finite()).then_some(adjoint)
+}
+
+/// The NaN check of a record's rule: the rule of `op` (the record with `serial` on `level`) ran
+/// with the finite gradient `g`; an input whose adjoint is no longer finite got its NaN or
+/// infinity from this rule, because the adjoints are checked as they are made.
+#[cold]
+fn check_rule(
+    t: &Tape,
+    level: usize,
+    serial: u64,
+    op: &Op,
+    g: Adjoint,
+    adjoints: &Adjoints,
+) -> Result<(), AdError> {
+    for input in op.inputs() {
+        let Some(adjoint) = adjoints.get(input as usize) else { continue };
+        let Some(summary) = Summary::of_adjoint(&adjoint) else { continue };
+        if summary.is_finite() {
+            continue;
+        }
+        let summarise = |value: &Value| Summary::of(value).map(|s| s.to_string());
+        let partial = |name: &str, d: f64| format!("{name} {}", tensor::format_float(d));
+        let saved = match *op {
+            Op::Scalar1 { dx, .. } => vec![partial("local derivative", dx)],
+            Op::Scalar2 { da, db, .. } => {
+                vec![partial("local derivatives", da), partial("and", db)]
+            }
+            _ => op.saved().into_iter().filter_map(summarise).collect(),
+        };
+        return Err(AdErrorKind::NonFiniteGradient {
+            op: op.name(),
+            site: t.site_of(level, serial),
+            nan: summary.has_nan(),
+            gradient: Summary::of_adjoint(&g).map(|s| s.to_string()).unwrap_or_default(),
+            result: summary.to_string(),
+            saved,
+        }
+        .into());
     }
     Ok(())
 }

@@ -70,6 +70,18 @@ pub enum AdErrorKind {
     /// The recordings (records, saved values) or a backward pass's adjoints would take more
     /// memory than the allocation limit (`--max-memory`).
     TapeMemory { bytes: u128, limit_bytes: usize },
+    /// `--check-nan`: the backward rule of the operation `op`, recorded at `site`, turned the
+    /// finite gradient `gradient` into `result`, which holds a NaN or an infinity; `saved` are
+    /// the values the rule read.
+    NonFiniteGradient {
+        op: &'static str,
+        site: Option<super::Site>,
+        /// Whether `result` holds a NaN (rather than only infinities).
+        nan: bool,
+        gradient: String,
+        result: String,
+        saved: Vec<String>,
+    },
     /// A derivative this implementation does not provide.
     Unsupported { what: &'static str },
     /// A broken internal invariant: a bug in the autodiff engine, not in the program.
@@ -126,6 +138,13 @@ impl fmt::Display for AdErrorKind {
                 ByteCount(*bytes),
                 ByteCount(*limit_bytes as u128)
             ),
+            AdErrorKind::NonFiniteGradient { op, gradient, nan, .. } => {
+                let what = if *nan { "a NaN" } else { "an infinity" };
+                write!(
+                    f,
+                    "the backward rule of `{op}` made {what} in a gradient from the finite gradient {gradient} (--check-nan)"
+                )
+            }
             AdErrorKind::Unsupported { what } => write!(f, "not supported: {what}"),
             AdErrorKind::Internal { reason } => write!(f, "internal autodiff error: {reason}"),
         }

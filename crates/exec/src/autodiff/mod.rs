@@ -37,6 +37,7 @@ mod error;
 mod op;
 mod store;
 mod tape;
+mod trace;
 mod transform;
 
 #[cfg(test)]
@@ -44,6 +45,9 @@ mod tests;
 
 pub use error::{AdError, AdErrorKind};
 pub use tape::Tape;
+pub use trace::{
+    GraphInput, GraphNode, GraphOptions, InputSource, Site, Summary, TapeGraph, TraceOptions,
+};
 pub use transform::{
     AdContext, Function, GradcheckConfig, GradcheckElement, GradcheckReport, grad, gradcheck,
     hessian, jacobian, jvp, vjp,

@@ -158,6 +158,86 @@ pub(crate) enum Op {
 }
 
 impl Op {
+    /// The nodes of the record's tracked inputs, in operand order (a scalar record's inputs, a
+    /// binary operation's tracked operands, every tracked operand of a contraction...): the
+    /// edges of the graph the records form, for the picture of it and the NaN check.
+    pub(crate) fn inputs(&self) -> Vec<u32> {
+        fn args(args: &[Arg]) -> impl Iterator<Item = u32> + '_ {
+            args.iter().filter_map(|arg| arg.index()).map(|i| i as u32)
+        }
+        match self {
+            Op::Leaf { .. } => Vec::new(),
+            Op::Scalar1 { x, .. } => vec![*x],
+            Op::Scalar2 { a, b, .. } => vec![*a, *b],
+            Op::Unary { x, .. }
+            | Op::Reduce { x, .. }
+            | Op::ProdOthers { x, .. }
+            | Op::Softmax { x, .. }
+            | Op::LogSoftmax { x, .. }
+            | Op::Reshape { x, .. }
+            | Op::Transpose { x }
+            | Op::Permute { x, .. }
+            | Op::Diag { x, .. }
+            | Op::Trace { x, .. }
+            | Op::Get { x, .. }
+            | Op::BroadcastTo { x, .. }
+            | Op::SumToShape { x, .. }
+            | Op::ToTensor { x }
+            | Op::ToFloat { x, .. }
+            | Op::Inv { x, .. }
+            | Op::Det { x, .. }
+            | Op::Cholesky { x, .. } => vec![*x],
+            Op::ProdPairs { v, .. } => vec![*v],
+            Op::Binary { lhs, rhs, .. }
+            | Op::Matmul { lhs, rhs, .. }
+            | Op::Concat { lhs, rhs, .. } => args(&[*lhs, *rhs]).collect(),
+            Op::Select { a, b, .. } | Op::Solve { a, b, .. } => args(&[*a, *b]).collect(),
+            Op::Set { target, value, .. } | Op::AddAt { target, value, .. } => {
+                args(&[*target, *value]).collect()
+            }
+            Op::Stack { items, .. } => args(items).collect(),
+            Op::Einsum { args: operands, .. } => args(operands).collect(),
+        }
+    }
+
+    /// What the record computes, as a reader names it: the operator or built-in (`@`, `sin`,
+    /// `sum`), `var` for a leaf, and `float op` for a scalar record, whose operation the tape
+    /// does not keep (the instruction that made it does).
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Op::Leaf { .. } => "var",
+            Op::Scalar1 { .. } | Op::Scalar2 { .. } => "float op",
+            Op::Unary { op, .. } => op.name(),
+            Op::Binary { op, .. } => op.symbol(),
+            Op::Select { .. } => "select",
+            Op::Matmul { .. } => "@",
+            Op::Reduce { op, .. } => op.name(),
+            Op::ProdOthers { .. } => "prod of the others",
+            Op::ProdPairs { .. } => "prod of pairs",
+            Op::Softmax { .. } => "softmax",
+            Op::LogSoftmax { .. } => "log_softmax",
+            Op::Reshape { .. } => "reshape",
+            Op::Transpose { .. } => "transpose",
+            Op::Permute { .. } => "permute",
+            Op::Concat { .. } => "concat",
+            Op::Stack { .. } => "stack",
+            Op::Diag { .. } => "diag",
+            Op::Trace { .. } => "trace",
+            Op::Get { .. } => "index",
+            Op::Set { .. } => "indexed assignment",
+            Op::AddAt { .. } => "indexed +=",
+            Op::BroadcastTo { .. } => "broadcast",
+            Op::SumToShape { .. } => "sum to shape",
+            Op::ToTensor { .. } => "to tensor",
+            Op::ToFloat { .. } => "to float",
+            Op::Inv { .. } => "inv",
+            Op::Det { .. } => "det",
+            Op::Solve { .. } => "solve",
+            Op::Cholesky { .. } => "cholesky",
+            Op::Einsum { .. } => "einsum",
+        }
+    }
+
     /// The values the record keeps alive, for the tape's memory limit.
     pub(crate) fn saved(&self) -> Vec<&Value> {
         match self {

@@ -364,6 +364,10 @@ pub(crate) struct Records {
     pub(crate) general: Vec<Op>,
     /// The bytes of the tensors the records keep alive (see [`Op::saved_bytes`]).
     pub(crate) saved_bytes: usize,
+    /// Whether every scalar record takes the tape's out-of-line path (`room_end` stays 0), so
+    /// that a tape with a log notes it: set by the tape when it makes room (see
+    /// [`Tape::traced`](super::Tape::traced)).
+    pub(crate) slow: bool,
 }
 
 impl Records {
@@ -388,6 +392,9 @@ impl Records {
     }
 
     fn current_room_end(&self) -> usize {
+        if self.slow {
+            return 0;
+        }
         let serials_left = (NodeRef::MAX_SERIAL + 1).saturating_sub(self.base);
         let serials_left = usize::try_from(serials_left).unwrap_or(usize::MAX);
         self.ops.capacity().min(u32::MAX as usize - 3).min(serials_left)

@@ -32,6 +32,7 @@ use super::chunk::{self, Chunk};
 use super::error::{AdError, AdErrorKind};
 use super::op::{Arg, Op};
 use super::store::{RecStore, Records};
+use super::trace::{RecordLog, Site, Summary, TapeGraph, TraceOptions};
 use crate::value::{NodeRef, Primal, Tracked, Value};
 use tensor::Tensor;
 
@@ -76,6 +77,9 @@ pub struct Tape {
     /// lengths, so that recording need not count them.
     operations: u64,
     released_words: u64,
+    /// What the tape notes about its records for a host that asked (see `trace`); `None`, the
+    /// default, costs nothing on the recording paths.
+    log: Option<Box<RecordLog>>,
 }
 
 /// An operand of a scalar operation being recorded (see [`Tape::push_fused`]): its live node,
@@ -119,7 +123,54 @@ impl Tape {
             free_chunks: Vec::new(),
             operations: 0,
             released_words: 0,
+            log: None,
         }
+    }
+
+    /// A tape that notes what `options` ask about its records (see `trace`): where each was
+    /// made, and the program tape's graph. Scalar records then all take the out-of-line path,
+    /// and the host must not ask for fusion (fresh operands): each operation is its own record.
+    pub fn traced(options: TraceOptions) -> Tape {
+        let mut tape = Tape::new();
+        if options != TraceOptions::default() {
+            tape.log = Some(Box::new(RecordLog::new(options)));
+            for records in &mut tape.levels {
+                records.slow = true;
+                records.fit_room();
+            }
+        }
+        tape
+    }
+
+    /// What the tape was asked to note, if anything.
+    pub fn trace_options(&self) -> Option<TraceOptions> {
+        self.log.as_ref().map(|log| log.options)
+    }
+
+    /// Whether backward passes check their rules for NaN and infinities.
+    pub(crate) fn checks_nan(&self) -> bool {
+        self.log.as_ref().is_some_and(|log| log.options.check_nan)
+    }
+
+    /// Sets the site that the records appended from now on are noted with (see `trace`); does
+    /// nothing on a tape without trace options.
+    #[inline]
+    pub fn set_site(&mut self, site: Site) {
+        if let Some(log) = &mut self.log {
+            log.site = site;
+        }
+    }
+
+    /// The site a record of `level` with `serial` was noted with.
+    pub(crate) fn site_of(&self, level: usize, serial: u64) -> Option<Site> {
+        self.log.as_ref()?.site_of(level, serial)
+    }
+
+    /// The program tape's graph the trace options asked for (see [`super::trace::GraphOptions`]),
+    /// taken: the one a `backward` differentiated, or the recording so far; `None` when the
+    /// tape keeps no graph.
+    pub fn take_graph(&mut self) -> Option<TapeGraph> {
+        self.log.as_mut()?.take_graph()
     }
 
     /// The average bytes of tape records per recorded operation so far in this run (several
@@ -298,10 +349,18 @@ impl Tape {
             None => Adjoints::default(),
         };
         let pass = (Keep::Everything, Words::GivenBack);
-        let result = backward_pass(self, &mut records, output, seed, pass, &mut adjoints);
+        let result = backward_pass(self, 0, &mut records, output, seed, pass, &mut adjoints);
         self.recycle(0, records);
         result?;
-        self.gradients = Some(Gradients { base, adjoints });
+        let gradients = Gradients { base, adjoints };
+        if let Some(log) = &mut self.log {
+            let gradient = |index: usize| {
+                let adjoint = gradients.get(base + index as u64)?;
+                Summary::of_adjoint(&adjoint)
+            };
+            log.finish_backward(output, gradient);
+        }
+        self.gradients = Some(gradients);
         Ok(())
     }
 
@@ -376,6 +435,9 @@ impl Tape {
         }
         self.depth += 1;
         self.set_floor(level);
+        if let Some(log) = &mut self.log {
+            log.forget_level(level);
+        }
         Ok(level)
     }
 
@@ -471,7 +533,7 @@ impl Tape {
         Arg::node(index as u32)
     }
 
-    fn lift_slice(&self, values: &mut [Value], args: &mut [Arg]) -> Option<usize> {
+    fn lift_slice(&mut self, values: &mut [Value], args: &mut [Arg]) -> Option<usize> {
         let mut top = None;
         for value in values.iter_mut() {
             top = top.max(self.settle(value));
@@ -480,12 +542,23 @@ impl Tape {
         for (value, arg) in values.iter_mut().zip(args.iter_mut()) {
             *arg = self.unbox(value, level);
         }
+        if level == 0
+            && let Some(log) = &mut self.log
+            && log.builds_graph()
+        {
+            let constants = values.iter().zip(args.iter()).enumerate();
+            log.note_constants(
+                constants
+                    .filter(|(_, (_, arg))| **arg == Arg::CONSTANT)
+                    .map(|(position, (value, _))| (position as u32, value)),
+            );
+        }
         Some(level)
     }
 
     /// Prepares the operands of an operation for recording (see [`Lifted`]).
     #[inline]
-    pub(crate) fn lift<const N: usize>(&self, mut values: [Value; N]) -> Lifted<N> {
+    pub(crate) fn lift<const N: usize>(&mut self, mut values: [Value; N]) -> Lifted<N> {
         let mut args = [Arg::CONSTANT; N];
         match self.lift_slice(&mut values, &mut args) {
             None => Lifted::Plain(values),
@@ -494,7 +567,7 @@ impl Tape {
     }
 
     /// [`Tape::lift`] for a variable number of operands.
-    pub(crate) fn lift_vec(&self, mut values: Vec<Value>) -> LiftedVec {
+    pub(crate) fn lift_vec(&mut self, mut values: Vec<Value>) -> LiftedVec {
         let mut args = vec![Arg::CONSTANT; values.len()];
         match self.lift_slice(&mut values, &mut args) {
             None => LiftedVec::Plain(values),
@@ -515,11 +588,35 @@ impl Tape {
 
     /// Appends `op` to `level`'s recording and returns `out` boxed with the new node.
     fn push_op(&mut self, level: usize, op: Op, out: Value) -> Result<Value, AdError> {
+        if self.log.is_some() {
+            return self.push_noted(level, op, out);
+        }
         let node = self.append(level, op)?;
         Ok(match out {
             Value::Float(value) => Value::TrackedFloat { value, node },
             other => Value::Tracked(Rc::new(Tracked::new(other, node))),
         })
+    }
+
+    /// [`Tape::push_op`] on a tape with a log, which notes the record.
+    #[cold]
+    #[inline(never)]
+    fn push_noted(&mut self, level: usize, op: Op, out: Value) -> Result<Value, AdError> {
+        let node = self.append(level, op.clone())?;
+        self.note(level, node, &op, &out);
+        Ok(match out {
+            Value::Float(value) => Value::TrackedFloat { value, node },
+            other => Value::Tracked(Rc::new(Tracked::new(other, node))),
+        })
+    }
+
+    /// Notes the record of `node` in the log, if there is one.
+    fn note(&mut self, level: usize, node: NodeRef, op: &Op, value: &Value) {
+        let base = self.levels.get(level).map_or(0, |records| records.base);
+        if let Some(log) = &mut self.log {
+            let index = (node.serial() - base) as usize;
+            log.note(level, index, node.serial(), op, value);
+        }
     }
 
     fn append(&mut self, level: usize, op: Op) -> Result<NodeRef, AdError> {
@@ -553,6 +650,7 @@ impl Tape {
         self.check_memory(additional.saturating_mul(size_of::<u64>()))?;
         let records = &mut self.levels[level];
         let reserved = records.ops.reserve(more, &mut self.free_chunks);
+        records.slow = self.log.is_some();
         records.fit_room();
         reserved
     }
@@ -592,15 +690,15 @@ impl Tape {
         value: f64,
     ) -> Result<Value, AdError> {
         let node = match terms.as_slice() {
-            &[term] => self.fuse1(term)?,
-            &[a, b] => self.fuse2(a, b)?,
-            terms => self.fuse_general(terms)?,
+            &[term] => self.fuse1(term, value)?,
+            &[a, b] => self.fuse2(a, b, value)?,
+            terms => self.fuse_general(terms, value)?,
         };
         Ok(Value::TrackedFloat { value, node })
     }
 
     /// Records a float function of one live scalar with the plain partial derivative
-    /// `term.partial` and returns the new node.
+    /// `term.partial`, whose result is `value`, and returns the new node.
     ///
     /// Fusion: a fresh operand (see [`Term`]) whose scalar record ends the tape is nobody else's
     /// input, so its record is replaced by the new one, which takes over its inputs with their
@@ -610,7 +708,7 @@ impl Tape {
     /// inputs that appear twice are merged. The common cases are rewritten in place here, the
     /// others in [`Tape::fuse_general`].
     #[inline(always)]
-    pub(crate) fn fuse1(&mut self, term: Term) -> Result<NodeRef, AdError> {
+    pub(crate) fn fuse1(&mut self, term: Term, value: f64) -> Result<NodeRef, AdError> {
         let level = term.node.level();
         if let Some(records) = self.levels.get_mut(level) {
             let len = records.ops.len();
@@ -626,7 +724,7 @@ impl Tape {
                 return Ok(NodeRef::new(level, records.base + node as u64));
             }
         }
-        self.fuse_general(&[term])
+        self.fuse_general(&[term], value)
     }
 
     /// Counts `n` more recorded operations that a caller fused into a record it made with
@@ -638,7 +736,7 @@ impl Tape {
 
     /// [`Tape::fuse1`] for a function of two live scalars of one level.
     #[inline(always)]
-    pub(crate) fn fuse2(&mut self, a: Term, b: Term) -> Result<NodeRef, AdError> {
+    pub(crate) fn fuse2(&mut self, a: Term, b: Term, value: f64) -> Result<NodeRef, AdError> {
         let level = a.node.level();
         if let Some(records) = self.levels.get_mut(level) {
             let len = records.ops.len();
@@ -669,12 +767,13 @@ impl Tape {
                 return Ok(NodeRef::new(level, records.base + node as u64));
             }
         }
-        self.fuse_general(&[a, b])
+        self.fuse_general(&[a, b], value)
     }
 
-    /// Every case of [`Tape::fuse1`] and [`Tape::fuse2`], for one or two terms.
+    /// Every case of [`Tape::fuse1`] and [`Tape::fuse2`], for one or two terms; the only path
+    /// of scalar records on a tape with a log (see [`Tape::traced`]), which it notes.
     #[inline(never)]
-    fn fuse_general(&mut self, terms: &[Term]) -> Result<NodeRef, AdError> {
+    fn fuse_general(&mut self, terms: &[Term], value: f64) -> Result<NodeRef, AdError> {
         let Some(first) = terms.first() else {
             return Err(AdError::internal("a scalar record without inputs"));
         };
@@ -754,10 +853,15 @@ impl Tape {
         }
         let records = &mut self.levels[level];
         records.ops.truncate(cut);
+        let noted = self.log.is_some().then(|| op.clone());
         records.push(op);
         debug_assert_eq!(records.ops.len(), node_index + 1);
         self.operations += 1;
-        Ok(NodeRef::new(level, serial))
+        let node = NodeRef::new(level, serial);
+        if let Some(op) = noted {
+            self.note(level, node, &op, &Value::Float(value));
+        }
+        Ok(node)
     }
 }
 
@@ -879,13 +983,15 @@ mod tests {
         let x = tape.leaf(Value::Float(0.5)).unwrap();
         let Value::TrackedFloat { node: x_node, .. } = x else { panic!("a scalar leaf") };
         // sin(x) * 3 with the product reading a fresh sin: one record, d/dx = 3 cos x.
-        let s = tape.fuse1(Term { node: x_node, partial: 0.5f64.cos(), fresh: false }).unwrap();
-        let p = tape.fuse1(Term { node: s, partial: 3.0, fresh: true }).unwrap();
+        let s =
+            tape.fuse1(Term { node: x_node, partial: 0.5f64.cos(), fresh: false }, 0.0).unwrap();
+        let p = tape.fuse1(Term { node: s, partial: 3.0, fresh: true }, 0.0).unwrap();
         assert_eq!((p, tape.program_len()), (s, 2));
         // p + x * x: the fresh p merges with the repeated x into one record of x.
         let square = tape.fuse2(
             Term { node: x_node, partial: 0.5, fresh: false },
             Term { node: x_node, partial: 0.5, fresh: false },
+            0.0,
         );
         // Two words: its input is not the node just before.
         let square = square.unwrap();
@@ -894,6 +1000,7 @@ mod tests {
             .fuse2(
                 Term { node: p, partial: 1.0, fresh: true },
                 Term { node: square, partial: 1.0, fresh: true },
+                0.0,
             )
             .unwrap();
         assert_eq!((sum, tape.program_len()), (p, 2));
@@ -901,7 +1008,7 @@ mod tests {
         let record = tape.levels[0].get(1).map(|(op, start)| (format!("{op:?}"), start));
         assert_eq!(record, Some((format!("{:?}", Op::Scalar1 { x: 0, dx: expected }), 1)));
         // Not fresh: the record stays, and the product gets its own.
-        let q = tape.fuse1(Term { node: sum, partial: 2.0, fresh: false }).unwrap();
+        let q = tape.fuse1(Term { node: sum, partial: 2.0, fresh: false }, 0.0).unwrap();
         assert_eq!((q.serial(), tape.program_len()), (2, 3));
         tape.backward(&Value::TrackedFloat { value: 0.0, node: q }).unwrap();
         let dx = tape.grad_of(&x).unwrap().as_f64();
@@ -945,7 +1052,7 @@ mod tests {
         let Value::TrackedFloat { node: mut y, .. } = x else { panic!("a scalar leaf") };
         let mut middle = y;
         for k in 0..n {
-            y = tape.fuse1(Term { node: y, partial: d, fresh: false }).unwrap();
+            y = tape.fuse1(Term { node: y, partial: d, fresh: false }, 0.0).unwrap();
             if k + 1 == at {
                 middle = y;
             }

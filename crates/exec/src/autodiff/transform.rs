@@ -112,7 +112,9 @@ fn leaf_adjoint(
 ) -> Result<Option<Value>, AdError> {
     let mut adjoints = Adjoints::default();
     let pass = (Keep::Leaves, words);
-    let result = backward_pass(tape, &mut traced.records, output, seed.into(), pass, &mut adjoints);
+    let records = &mut traced.records;
+    let result =
+        backward_pass(tape, traced.level, records, output, seed.into(), pass, &mut adjoints);
     let adjoint = adjoints.take(traced.leaf);
     tape.give_store(adjoints);
     result?;
@@ -221,6 +223,7 @@ where
         let mut adjoints = Adjoints::default();
         let result = backward_pass(
             tape,
+            outer,
             &mut records,
             output,
             tangent.into(),

@@ -166,8 +166,8 @@ pub(super) unsafe fn evaluate(
     let term = |node: NodeRef, i: usize| Term { node, partial: root.partials[i], fresh: false };
     // Every leaf flows into the root, so the root depends on every tracked operand.
     let node = match nodes[1] {
-        None => tape.fuse1(term(first, 0))?,
-        Some(second) => tape.fuse2(term(first, 0), term(second, 1))?,
+        None => tape.fuse1(term(first, 0), root.value)?,
+        Some(second) => tape.fuse2(term(first, 0), term(second, 1), root.value)?,
     };
     // The step-by-step recording counts each operation with a tracked operand; `fuse1` and
     // `fuse2` counted one.

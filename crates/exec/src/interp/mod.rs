@@ -15,6 +15,7 @@
 mod builtins;
 mod checks;
 mod float_expr;
+mod trace;
 
 use std::io::Write;
 use std::sync::Arc;
@@ -22,14 +23,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use hir::{HirSpan, TransformOp};
 
-use crate::autodiff::{self, AdContext, Tape, Term};
+use crate::autodiff::{self, AdContext, Site, Summary, Tape, TapeGraph, Term, TraceOptions};
 use crate::code::{Callable, CastKind, Instr, IntOp, NO_SLOT, Operand, Program, Unit};
 use crate::error::{RuntimeError, StackFrame};
+use crate::graph::{Graph, Node as GraphNodeInfo, NodeKind};
 use crate::ops::{self, scalar};
 use crate::value::{NodeRef, Primal, Value};
 use tensor::{PrintOptions, Rng};
 
 use float_expr::Evaluated;
+use trace::Tracer;
 
 /// The limits of a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,6 +141,8 @@ pub struct Machine<'p, 'o> {
     /// Where the innermost frame resumes after the instruction that is running a nested frame
     /// (a derivative, `gradcheck`); becomes the nested frame's return address.
     resume: u32,
+    /// The state of a traced run (see [`Machine::trace`]); `None` runs the untraced loop.
+    tracer: Option<Box<Tracer>>,
 }
 
 impl AdContext for Machine<'_, '_> {
@@ -294,8 +299,8 @@ unsafe fn record_binary(
     let x_term = x_node.map(|node| Term { node, partial: dx, fresh: a.is_fresh() });
     let y_term = y_node.map(|node| Term { node, partial: dy, fresh: b.is_fresh() });
     let node = match (x_term, y_term) {
-        (Some(term), None) | (None, Some(term)) => tape.fuse1(term),
-        (Some(p), Some(q)) if p.node.level() == q.node.level() => tape.fuse2(p, q),
+        (Some(term), None) | (None, Some(term)) => tape.fuse1(term, z),
+        (Some(p), Some(q)) if p.node.level() == q.node.level() => tape.fuse2(p, q, z),
         _ => return None,
     };
     Some(node.map(|node| (z, node)))
@@ -434,7 +439,67 @@ impl<'p, 'o> Machine<'p, 'o> {
             interrupt: None,
             transform_depth: 0,
             resume: 0,
+            tracer: None,
         })
+    }
+
+    /// Makes this (not yet started) machine's runs traced: the tape notes what `options` ask
+    /// (the program tape's graph, for [`Machine::take_graph`]), and with `check_nan` every
+    /// operation that makes a NaN or an infinity from finite values, forward or in a backward
+    /// rule, stops the run with an error at that operation. See `interp::trace`.
+    pub fn trace(&mut self, options: TraceOptions) {
+        if options == TraceOptions::default() {
+            return;
+        }
+        self.tape = Tape::traced(options);
+        self.tracer = Some(Box::new(Tracer::new(options.check_nan)));
+    }
+
+    /// The graph of the program tape a traced run kept (see [`crate::graph`]), with each node's
+    /// site resolved to its source span and call stack.
+    pub fn take_graph(&mut self) -> Option<Graph> {
+        let recorded: TapeGraph = self.tape.take_graph()?;
+        let tracer = self.tracer.as_deref()?;
+        let nodes = recorded
+            .nodes
+            .into_iter()
+            .map(|node| {
+                let stack = self.stack_of(&tracer.frames_of(node.site));
+                let instr = tracer.frames_of(node.site).first().and_then(|&(unit, pc)| {
+                    self.program.units.get(unit as usize)?.code.get(pc as usize)
+                });
+                // A scalar record does not say what it computed; its instruction does.
+                let op = match (node.op, instr) {
+                    ("float op", Some(instr)) => instr.operation(),
+                    (op, _) => op,
+                };
+                let kind = if node.is_leaf() { NodeKind::Leaf } else { NodeKind::Operation };
+                GraphNodeInfo {
+                    op,
+                    kind,
+                    stack,
+                    count: node.count,
+                    value: node.value,
+                    gradient: node.gradient,
+                    inputs: node.inputs,
+                }
+            })
+            .collect();
+        Some(Graph {
+            nodes,
+            backward: recorded.backward,
+            output: recorded.output,
+            records: recorded.records,
+            truncated: recorded.truncated,
+        })
+    }
+
+    /// A tape for a fresh run of a test: traced as this machine's runs are.
+    fn fresh_tape(&self) -> Tape {
+        match self.tape.trace_options() {
+            Some(options) => Tape::traced(options),
+            None => Tape::new(),
+        }
     }
 
     /// A machine that continues a session (see [`crate::session`]): it starts with the given
@@ -505,7 +570,10 @@ impl<'p, 'o> Machine<'p, 'o> {
 
     /// Runs one test unit in isolation: a fresh tape and random seed 0.
     pub fn run_test(&mut self, unit: u32) -> Result<(), RuntimeError> {
-        self.tape = Tape::new();
+        self.tape = self.fresh_tape();
+        if let Some(tracer) = &mut self.tracer {
+            tracer.restart();
+        }
         self.rng = Rng::from_seed(DEFAULT_SEED);
         self.frames.clear();
         self.stack.iter_mut().for_each(|slot| *slot = Value::Int(0));
@@ -658,6 +726,9 @@ impl<'p, 'o> Machine<'p, 'o> {
         if error.span.is_some() {
             return error;
         }
+        if let Some(site) = error.origin.take() {
+            return self.locate_at_site(error, site, pc);
+        }
         let program = self.program;
         let mut stack = Vec::with_capacity(self.frames.len());
         let top = self.frames.len().saturating_sub(1);
@@ -685,6 +756,53 @@ impl<'p, 'o> Machine<'p, 'o> {
         error.span = stack.first().map(|frame| frame.span);
         error.stack = stack;
         error
+    }
+
+    /// Places an error at the operation that made the record of `site` (a backward rule's NaN),
+    /// with that operation's call stack, followed by the frame running the backward pass at
+    /// `pc`.
+    #[cold]
+    fn locate_at_site(&self, error: RuntimeError, site: Site, pc: usize) -> RuntimeError {
+        let Some(tracer) = self.tracer.as_deref() else { return self.locate(error, pc) };
+        let mut stack = self.stack_of(&tracer.frames_of(site));
+        if stack.is_empty() {
+            return self.locate(error, pc);
+        }
+        let running = self.locate(RuntimeError::new(String::new()), pc);
+        if let Some(frame) = running.stack.first() {
+            stack.push(StackFrame {
+                function: format!("the backward pass, run from {}", frame.function),
+                span: frame.span,
+            });
+        }
+        let mut error = error;
+        // A scalar record does not know its operation; the instruction that made it does.
+        if let Some(&(unit, pc)) = tracer.frames_of(site).first()
+            && let Some(instr) =
+                self.program.units.get(unit as usize).and_then(|u| u.code.get(pc as usize))
+        {
+            error.message =
+                error.message.replace("`float op`", &format!("`{}`", instr.operation()));
+        }
+        error.span = stack.first().map(|frame| frame.span);
+        error.stack = stack;
+        error
+    }
+
+    /// The stack frames of `(unit, instruction)` pairs, innermost first.
+    pub(crate) fn stack_of(&self, frames: &[(u32, u32)]) -> Vec<StackFrame> {
+        let program = self.program;
+        frames
+            .iter()
+            .filter_map(|&(unit, pc)| {
+                let unit_code = program.units.get(unit as usize)?;
+                let span = unit_code.spans.get(pc as usize).or(unit_code.spans.last()).copied()?;
+                Some(StackFrame {
+                    function: unit_code.name.clone(),
+                    span: HirSpan { def: unit_code.def, span },
+                })
+            })
+            .collect()
     }
 
     #[inline(always)]
@@ -716,6 +834,15 @@ impl<'p, 'o> Machine<'p, 'o> {
     /// bounds, and `regs` is re-derived from the stack after everything that may reallocate it
     /// (`grow`, and any call into `step`, which may run nested frames).
     fn execute(&mut self, stop: usize) -> Result<Value, RuntimeError> {
+        if self.tracer.is_some() {
+            self.run_code::<true>(stop)
+        } else {
+            self.run_code::<false>(stop)
+        }
+    }
+
+    /// [`Machine::execute`], traced when `TRACE` (see `interp::trace`).
+    fn run_code<const TRACE: bool>(&mut self, stop: usize) -> Result<Value, RuntimeError> {
         let program = self.program;
         let Some(&frame) = self.frames.last() else {
             return Err(RuntimeError::internal("nothing to execute"));
@@ -776,6 +903,9 @@ impl<'p, 'o> Machine<'p, 'o> {
             }};
         }
         'exec: loop {
+            if TRACE {
+                self.trace_site(pc);
+            }
             // SAFETY: `pc` is a jump target or follows an instruction that is not the last
             // (the last is a `Return`), so it is inside the code.
             let instr = unsafe { unit.code.get_unchecked(pc) };
@@ -882,15 +1012,25 @@ impl<'p, 'o> Machine<'p, 'o> {
                         let y = plain_number(unsafe { reg(regs, b.slot()) });
                         match (x, y) {
                             (Some(x), Some(y)) => {
-                                set_float(unsafe { reg(regs, *dst) }, op.apply(x, y))
+                                let z = op.apply(x, y);
+                                set_float(unsafe { reg(regs, *dst) }, z);
+                                if TRACE && !z.is_finite() {
+                                    let inputs = [Value::Float(x), Value::Float(y)];
+                                    if let Err(error) =
+                                        self.check_made(instr, &inputs, &Value::Float(z))
+                                    {
+                                        fail!(self, error, pc);
+                                    }
+                                }
                             }
                             _ => {
                                 // Floats tracked at one level: recorded here, with the result
                                 // written in place (see `record_binary`). SAFETY: `a` and `b`
                                 // are verified slots of this frame, and no reference to them is
                                 // held across the call.
-                                if let Some(result) =
-                                    unsafe { record_binary(&mut self.tape, *op, regs, *a, *b) }
+                                if !TRACE
+                                    && let Some(result) =
+                                        unsafe { record_binary(&mut self.tape, *op, regs, *a, *b) }
                                 {
                                     match result {
                                         Ok((z, node)) => {
@@ -904,13 +1044,26 @@ impl<'p, 'o> Machine<'p, 'o> {
                                 // Anything else: the operation records itself on the tape,
                                 // which never touches the value stack, so `regs` stays valid.
                                 let (x, y) = unsafe { (fetch(regs, *a), fetch(regs, *b)) };
-                                let fresh = [a.is_fresh(), b.is_fresh()];
+                                // A traced run records each operation alone (`interp::trace`).
+                                let fresh = [a.is_fresh() && !TRACE, b.is_fresh() && !TRACE];
+                                let inputs = TRACE.then(|| [x.clone(), y.clone()]);
                                 match ops::binary_fused(&mut self.tape, *op, x, y, fresh) {
                                     Ok(value) => unsafe { *reg(regs, *dst) = value },
                                     Err(error) => fail!(self, RuntimeError::from(error), pc),
                                 }
+                                if let Some(inputs) = inputs
+                                    && let Err(error) =
+                                        self.check_made(instr, &inputs, unsafe { reg(regs, *dst) })
+                                {
+                                    fail!(self, error, pc);
+                                }
                             }
                         }
+                    }
+                    // A traced run takes the instructions the expression stands for.
+                    Instr::FloatExpr { .. } if TRACE => {
+                        pc += 1;
+                        continue 'exec;
                     }
                     Instr::FloatExpr { dst, expr, skip } => {
                         // SAFETY: verified to name an expression of the unit whose leaves are
@@ -972,22 +1125,39 @@ impl<'p, 'o> Machine<'p, 'o> {
                     Instr::Unary { op, dst, a } => {
                         let value = unsafe { reg(regs, a.slot()) };
                         if let Value::Float(x) = *value {
-                            set_float(unsafe { reg(regs, *dst) }, op.apply(x));
-                        } else if let Value::TrackedFloat { value: x, node } = *value
+                            let y = op.apply(x);
+                            set_float(unsafe { reg(regs, *dst) }, y);
+                            if TRACE && !y.is_finite() {
+                                let input = [Value::Float(x)];
+                                if let Err(error) = self.check_made(instr, &input, &Value::Float(y))
+                                {
+                                    fail!(self, error, pc);
+                                }
+                            }
+                        } else if !TRACE
+                            && let Value::TrackedFloat { value: x, node } = *value
                             && self.tape.is_live(node)
                         {
                             let (y, dy) = scalar::unary_with_derivative(*op, x);
                             let term = Term { node, partial: dy, fresh: a.is_fresh() };
-                            match self.tape.fuse1(term) {
+                            match self.tape.fuse1(term, y) {
                                 Ok(node) => set_tracked(unsafe { reg(regs, *dst) }, y, node),
                                 Err(error) => fail!(self, RuntimeError::from(error), pc),
                             }
                         } else {
                             // As for `FloatArith`, the tape never touches the value stack.
                             let x = unsafe { fetch(regs, *a) };
-                            match ops::unary_fused(&mut self.tape, *op, x, a.is_fresh()) {
+                            let input = TRACE.then(|| [x.clone()]);
+                            let fresh = a.is_fresh() && !TRACE;
+                            match ops::unary_fused(&mut self.tape, *op, x, fresh) {
                                 Ok(value) => unsafe { *reg(regs, *dst) = value },
                                 Err(error) => fail!(self, RuntimeError::from(error), pc),
+                            }
+                            if let Some(input) = input
+                                && let Err(error) =
+                                    self.check_made(instr, &input, unsafe { reg(regs, *dst) })
+                            {
+                                fail!(self, error, pc);
                             }
                         }
                     }
@@ -1169,9 +1339,36 @@ impl<'p, 'o> Machine<'p, 'o> {
     }
 
     /// Every instruction outside loops and calls, with ordinary checked indexing. Errors come
-    /// back without a place; the caller locates them.
+    /// back without a place; the caller locates them. A run that checks for NaN checks what the
+    /// instruction computed (see [`Machine::check_made`]).
     #[inline(never)]
     fn step(
+        &mut self,
+        unit: &'p Unit,
+        base: usize,
+        pc: usize,
+        instr: &Instr,
+    ) -> Result<(), RuntimeError> {
+        let checked = self.tracer.as_ref().is_some_and(|tracer| tracer.check_nan);
+        let result = match instr.result_slot() {
+            Some(slot) if checked => slot,
+            _ => return self.step_inner(unit, base, pc, instr),
+        };
+        let inputs: Vec<Value> = instr
+            .operands(unit)
+            .iter()
+            .filter_map(|operand| self.stack.get(base + operand.slot() as usize).cloned())
+            .collect();
+        self.step_inner(unit, base, pc, instr)?;
+        match self.stack.get(base + result as usize) {
+            Some(value) => self.check_made(instr, &inputs, value),
+            None => Ok(()),
+        }
+    }
+
+    /// [`Machine::step`] without the check.
+    #[inline]
+    fn step_inner(
         &mut self,
         unit: &'p Unit,
         base: usize,
@@ -1367,6 +1564,33 @@ impl<'p, 'o> Machine<'p, 'o> {
         autodiff::gradcheck(self, &mut f, args, autodiff::GradcheckConfig::default())
     }
 
+    /// Tells the tape the site of the instruction at `pc` of the current frame, in a traced run.
+    #[inline(never)]
+    fn trace_site(&mut self, pc: usize) {
+        let Some(tracer) = self.tracer.as_deref_mut() else { return };
+        let stack = tracer.sync(self.frames.iter().map(|frame| (frame.unit, frame.ret)));
+        self.tape.set_site(Site { stack, pc: pc as u32 });
+    }
+
+    /// `--check-nan`: an error when `instr` made the value `made`, holding a NaN or an
+    /// infinity, from `inputs`. The inputs are finite, because every value was checked as it
+    /// was made; the error lists them.
+    fn check_made(
+        &self,
+        instr: &Instr,
+        inputs: &[Value],
+        made: &Value,
+    ) -> Result<(), RuntimeError> {
+        if !self.tracer.as_ref().is_some_and(|tracer| tracer.check_nan) {
+            return Ok(());
+        }
+        let Some(result) = Summary::of(made) else { return Ok(()) };
+        if result.is_finite() {
+            return Ok(());
+        }
+        Err(non_finite_error(instr.operation(), inputs, &result))
+    }
+
     fn print(&mut self, text: &str) {
         // A closed pipe (`nabla run x.nb | head`) ends the output, not the program.
         let _ = self.out.write_all(text.as_bytes());
@@ -1377,6 +1601,18 @@ impl<'p, 'o> Machine<'p, 'o> {
     fn flush_output(&mut self) {
         let _ = self.out.flush();
     }
+}
+
+/// The error of `--check-nan` for the operation `operation`, which made `result` from `inputs`.
+#[cold]
+fn non_finite_error(operation: &str, inputs: &[Value], result: &Summary) -> RuntimeError {
+    let what = result.non_finite_kind();
+    let message = format!("`{operation}` made {what} from finite values (--check-nan)");
+    let mut error = RuntimeError::new(message);
+    for input in inputs.iter().filter_map(Summary::of) {
+        error = error.with_note(format!("input: {} {input}", input.type_text()));
+    }
+    error.with_note(format!("result: {} {result}", result.type_text()))
 }
 
 /// The number a scalar or one-element tensor holds.
