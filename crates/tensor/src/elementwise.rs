@@ -43,6 +43,38 @@ pub enum UnaryOp {
     Relu,
     /// `ln(1 + e^x)`, computed without overflow for any `x`.
     Softplus,
+    /// The largest integer not above `x`; its derivative is 0.
+    Floor,
+    /// The smallest integer not below `x`; its derivative is 0.
+    Ceil,
+    /// The nearest integer, halves to even as NumPy and PyTorch round; its derivative is 0.
+    Round,
+    /// `x` with its fraction dropped (towards zero); its derivative is 0.
+    Trunc,
+    /// -1, 0 or 1 (NaN stays NaN); its derivative is 0.
+    Sign,
+    /// The error function, musl's (through the `libm` crate), the same on every machine.
+    Erf,
+    /// `1 - erf(x)` without the cancellation for large `x`.
+    Erfc,
+    /// `x Φ(x)` with Φ the standard normal distribution function, written `x erfc(-x / √2) / 2`
+    /// so that it stays accurate for negative `x`.
+    Gelu,
+    /// GELU's tanh approximation `x (1 + tanh(√(2/π) (x + 0.044715 x^3))) / 2` (PyTorch's
+    /// `approximate="tanh"`).
+    GeluTanh,
+    /// `x sigmoid(x)`.
+    Silu,
+    /// `x / (1 + |x|)`.
+    Softsign,
+    /// `ln(1 + x)`, accurate for small `x`.
+    Log1p,
+    /// `e^x - 1`, accurate for small `x`.
+    Expm1,
+    /// `2^x`, exact at integers.
+    Exp2,
+    /// The real cube root.
+    Cbrt,
 }
 
 /// Runs `$body` with `$kernel` bound to the scalar function of a [`UnaryOp`], so that each
@@ -126,13 +158,73 @@ macro_rules! with_unary_kernel {
                 let $kernel = softplus;
                 $body
             }
+            UnaryOp::Floor => {
+                let $kernel = f64::floor;
+                $body
+            }
+            UnaryOp::Ceil => {
+                let $kernel = f64::ceil;
+                $body
+            }
+            UnaryOp::Round => {
+                let $kernel = f64::round_ties_even;
+                $body
+            }
+            UnaryOp::Trunc => {
+                let $kernel = f64::trunc;
+                $body
+            }
+            UnaryOp::Sign => {
+                let $kernel = sign;
+                $body
+            }
+            UnaryOp::Erf => {
+                let $kernel = libm::erf;
+                $body
+            }
+            UnaryOp::Erfc => {
+                let $kernel = libm::erfc;
+                $body
+            }
+            UnaryOp::Gelu => {
+                let $kernel = gelu;
+                $body
+            }
+            UnaryOp::GeluTanh => {
+                let $kernel = gelu_tanh;
+                $body
+            }
+            UnaryOp::Silu => {
+                let $kernel = |x: f64| x * sigmoid(x);
+                $body
+            }
+            UnaryOp::Softsign => {
+                let $kernel = |x: f64| x / (1.0 + x.abs());
+                $body
+            }
+            UnaryOp::Log1p => {
+                let $kernel = f64::ln_1p;
+                $body
+            }
+            UnaryOp::Expm1 => {
+                let $kernel = f64::exp_m1;
+                $body
+            }
+            UnaryOp::Exp2 => {
+                let $kernel = f64::exp2;
+                $body
+            }
+            UnaryOp::Cbrt => {
+                let $kernel = f64::cbrt;
+                $body
+            }
         }
     };
 }
 
 impl UnaryOp {
     /// Every unary operation, for tests and tables.
-    pub const ALL: [UnaryOp; 19] = [
+    pub const ALL: [UnaryOp; 34] = [
         UnaryOp::Neg,
         UnaryOp::Sin,
         UnaryOp::Cos,
@@ -152,6 +244,21 @@ impl UnaryOp {
         UnaryOp::Sigmoid,
         UnaryOp::Relu,
         UnaryOp::Softplus,
+        UnaryOp::Floor,
+        UnaryOp::Ceil,
+        UnaryOp::Round,
+        UnaryOp::Trunc,
+        UnaryOp::Sign,
+        UnaryOp::Erf,
+        UnaryOp::Erfc,
+        UnaryOp::Gelu,
+        UnaryOp::GeluTanh,
+        UnaryOp::Silu,
+        UnaryOp::Softsign,
+        UnaryOp::Log1p,
+        UnaryOp::Expm1,
+        UnaryOp::Exp2,
+        UnaryOp::Cbrt,
     ];
 
     /// The Nabla built-in's name (`neg` for unary minus, `ln` for the natural logarithm).
@@ -176,6 +283,22 @@ impl UnaryOp {
             UnaryOp::Sigmoid => "sigmoid",
             UnaryOp::Relu => "relu",
             UnaryOp::Softplus => "softplus",
+            UnaryOp::Floor => "floor",
+            UnaryOp::Ceil => "ceil",
+            UnaryOp::Round => "round",
+            UnaryOp::Trunc => "trunc",
+            UnaryOp::Sign => "sign",
+            UnaryOp::Erf => "erf",
+            UnaryOp::Erfc => "erfc",
+            UnaryOp::Gelu => "gelu",
+            // Nabla's `gelu(x, "tanh")`.
+            UnaryOp::GeluTanh => "gelu_tanh",
+            UnaryOp::Silu => "silu",
+            UnaryOp::Softsign => "softsign",
+            UnaryOp::Log1p => "log1p",
+            UnaryOp::Expm1 => "expm1",
+            UnaryOp::Exp2 => "exp2",
+            UnaryOp::Cbrt => "cbrt",
         }
     }
 
@@ -207,6 +330,12 @@ pub enum BinaryOp {
     Max,
     /// The smaller operand; the left one on ties, NaN if either is NaN.
     Min,
+    /// Floored modulo, Python's and NumPy's `%`: the result has the sign of the divisor.
+    Mod,
+    /// `atan2(y, x)`: the angle of the point `(x, y)`, in `[-π, π]`.
+    Atan2,
+    /// `sqrt(x^2 + y^2)` without overflow or underflow in the squares.
+    Hypot,
     Lt,
     Le,
     Gt,
@@ -251,6 +380,18 @@ macro_rules! with_binary_kernel {
                 let $kernel = minimum;
                 $body
             }
+            BinaryOp::Mod => {
+                let $kernel = floored_mod;
+                $body
+            }
+            BinaryOp::Atan2 => {
+                let $kernel = f64::atan2;
+                $body
+            }
+            BinaryOp::Hypot => {
+                let $kernel = f64::hypot;
+                $body
+            }
             BinaryOp::Lt => {
                 let $kernel = |x: f64, y: f64| mask(x < y);
                 $body
@@ -291,6 +432,9 @@ impl BinaryOp {
             BinaryOp::Pow => "pow",
             BinaryOp::Max => "max",
             BinaryOp::Min => "min",
+            BinaryOp::Mod => "mod",
+            BinaryOp::Atan2 => "atan2",
+            BinaryOp::Hypot => "hypot",
             BinaryOp::Lt => "<",
             BinaryOp::Le => "<=",
             BinaryOp::Gt => ">",
@@ -421,6 +565,50 @@ fn sigmoid(x: f64) -> f64 {
         let e = vector_math::exp(x);
         e / (1.0 + e)
     }
+}
+
+/// -1, 0 or 1 by the sign of `x`, 0 for both zeros, NaN for NaN (NumPy's `sign`).
+fn sign(x: f64) -> f64 {
+    if x > 0.0 {
+        1.0
+    } else if x < 0.0 {
+        -1.0
+    } else if x == 0.0 {
+        0.0
+    } else {
+        x
+    }
+}
+
+/// `x - floor(x / y) y` as NumPy computes it: C's `fmod`, moved by one divisor when the signs
+/// differ, and a zero with the divisor's sign.
+fn floored_mod(x: f64, y: f64) -> f64 {
+    let remainder = x % y;
+    if remainder != 0.0 && (remainder < 0.0) != (y < 0.0) {
+        remainder + y
+    } else if remainder == 0.0 {
+        0.0f64.copysign(y)
+    } else {
+        remainder
+    }
+}
+
+/// `1/√2`.
+const FRAC_1_SQRT_2: f64 = std::f64::consts::FRAC_1_SQRT_2;
+
+fn gelu(x: f64) -> f64 {
+    0.5 * x * libm::erfc(-x * FRAC_1_SQRT_2)
+}
+
+/// `√(2/π)`, the scale of GELU's tanh approximation.
+pub const GELU_TANH_SCALE: f64 = 0.797_884_560_802_865_4;
+
+/// The cubic coefficient of GELU's tanh approximation.
+pub const GELU_TANH_CUBIC: f64 = 0.044_715;
+
+fn gelu_tanh(x: f64) -> f64 {
+    let inner = GELU_TANH_SCALE * (x + GELU_TANH_CUBIC * x * x * x);
+    0.5 * x * (1.0 + vector_math::tanh(inner))
 }
 
 fn relu(x: f64) -> f64 {
@@ -584,7 +772,101 @@ mod tests {
             assert_eq!(UnaryOp::from_name(op.name()), Some(op));
         }
         assert_eq!(UnaryOp::from_name("log"), Some(UnaryOp::Ln));
-        assert_eq!(UnaryOp::from_name("erf"), None);
+        assert_eq!(UnaryOp::from_name("erfcx"), None);
+    }
+
+    /// `actual` equals `expected` within `tolerance` relative to each expected value's magnitude
+    /// (and bit for bit in the sign of zeros and in NaN).
+    fn assert_values(name: &str, actual: &[f64], expected: &[f64], tolerance: f64) {
+        assert_eq!(actual.len(), expected.len(), "{name}");
+        for (i, (&a, &e)) in actual.iter().zip(expected).enumerate() {
+            let close = (a - e).abs() <= tolerance * e.abs().max(f64::MIN_POSITIVE)
+                && a.is_sign_negative() == e.is_sign_negative();
+            assert!(close || (a.is_nan() && e.is_nan()), "{name}[{i}]: {a:e} against {e:e}");
+        }
+    }
+
+    #[test]
+    fn new_unary_functions_match_numpy_scipy_and_pytorch() {
+        // Computed once with NumPy 2.4 (`floor` ... `sign`, `log1p`, `expm1`, `exp2`, `cbrt`),
+        // SciPy 1.17 (`erf`, `erfc`) and PyTorch 2.15 in float64 (the activations), except
+        // `gelu`, from mpmath at 40 digits: PyTorch's `0.5 x (1 + erf(x/√2))` loses digits
+        // for negative x (-0.00404969409489031 at -3, 77 units in the last place away).
+        let halves = [-3.5, -2.5, -1.5, -0.5, -0.0, 0.0, 0.3, 0.5, 1.5, 2.5, 7.25];
+        let cases: [(UnaryOp, &[f64], &[f64]); 5] = [
+            (
+                UnaryOp::Floor,
+                &halves,
+                &[-4.0, -3.0, -2.0, -1.0, -0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 7.0],
+            ),
+            (UnaryOp::Ceil, &halves, &[-3.0, -2.0, -1.0, -0.0, -0.0, 0.0, 1.0, 1.0, 2.0, 3.0, 8.0]),
+            // Halves round to even.
+            (
+                UnaryOp::Round,
+                &halves,
+                &[-4.0, -2.0, -2.0, -0.0, -0.0, 0.0, 0.0, 0.0, 2.0, 2.0, 7.0],
+            ),
+            (
+                UnaryOp::Trunc,
+                &halves,
+                &[-3.0, -2.0, -1.0, -0.0, -0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 7.0],
+            ),
+            (UnaryOp::Sign, &halves, &[-1.0, -1.0, -1.0, -1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0]),
+        ];
+        for (op, x, expected) in cases {
+            let actual: Vec<f64> = x.iter().map(|&x| op.apply(x)).collect();
+            assert_values(op.name(), &actual, expected, 0.0);
+        }
+        assert!(UnaryOp::Sign.apply(f64::NAN).is_nan());
+        let y = [-3.0, -1.0, -0.5, 0.0, 0.25, 1.0, 2.5, 6.0];
+        #[rustfmt::skip]
+        let cases: [(UnaryOp, &[f64], &[f64]); 7] = [
+            (UnaryOp::Erf, &y, &[-0.9999779095030014, -0.8427007929497148, -0.5204998778130465, 0.0, 0.2763263901682369, 0.8427007929497148, 0.999593047982555, 1.0]),
+            (UnaryOp::Erfc, &y, &[1.9999779095030015, 1.8427007929497148, 1.5204998778130465, 1.0, 0.7236736098317631, 0.15729920705028516, 0.00040695201744495886, 2.1519736712498913e-17]),
+            (UnaryOp::Gelu, &y, &[-0.0040496940948902835, -0.15865525393145705, -0.15426876936299344, 0.0, 0.14967658142073093, 0.8413447460685429, 2.4844758366855597, 5.999999994080474]),
+            (UnaryOp::GeluTanh, &y, &[-0.0036373920817729943, -0.1588080093917233, -0.15428599017485606, 0.0, 0.149675350701685, 0.8411919906082768, 2.484915733910001, 5.9999999999156035]),
+            (UnaryOp::Silu, &y, &[-0.14227761953270035, -0.2689414213699951, -0.1887703343990727, 0.0, 0.14054412522144952, 0.7310585786300049, 2.3103545499468914, 5.985164261060192]),
+            (UnaryOp::Softsign, &y, &[-0.75, -0.5, -0.3333333333333333, 0.0, 0.2, 0.5, 0.7142857142857143, 0.8571428571428571]),
+            (UnaryOp::Log1p, &[-0.5, -1e-10, 0.0, 1e-10, 0.5, 3.0], &[-0.6931471805599453, -1.00000000005e-10, 0.0, 9.999999999500001e-11, 0.4054651081081644, 1.3862943611198906]),
+        ];
+        for (op, x, expected) in cases {
+            let actual: Vec<f64> = x.iter().map(|&x| op.apply(x)).collect();
+            // The rounding of x/√2 moves erfc by up to 2e-15 relative in the tail.
+            assert_values(op.name(), &actual, expected, 2e-15);
+        }
+        #[rustfmt::skip]
+        let cases: [(UnaryOp, &[f64], &[f64]); 3] = [
+            (UnaryOp::Expm1, &[-0.5, -1e-10, 0.0, 1e-10, 0.5, 3.0], &[-0.3934693402873666, -9.999999999500001e-11, 0.0, 1.00000000005e-10, 0.6487212707001282, 19.085536923187668]),
+            (UnaryOp::Exp2, &[-2.0, -0.5, 0.0, 0.5, 3.0, 10.0], &[0.25, 0.7071067811865476, 1.0, 1.4142135623730951, 8.0, 1024.0]),
+            // NumPy's own cbrt gives -3.0000000000000004 for -27; the correctly rounded root is -3.
+            (UnaryOp::Cbrt, &[-27.0, -2.0, 0.0, 1e-300, 8.0, 10.0], &[-3.0, -1.2599210498948734, 0.0, 1e-100, 2.0, 2.1544346900318834]),
+        ];
+        for (op, x, expected) in cases {
+            let actual: Vec<f64> = x.iter().map(|&x| op.apply(x)).collect();
+            assert_values(op.name(), &actual, expected, 4e-16);
+        }
+    }
+
+    #[test]
+    fn new_binary_functions_match_numpy() {
+        let apply = |op: BinaryOp, x: &[f64], y: &[f64]| -> Vec<f64> {
+            x.iter().zip(y).map(|(&x, &y)| op.apply(x, y)).collect()
+        };
+        // Computed once with NumPy 2.4: `arctan2`, `hypot`, `mod`.
+        let (y, x) =
+            ([1.0, -1.0, 0.0, -0.0, 3.0, -2.0, 0.0], [1.0, 1.0, 1.0, -1.0, -4.0, -2.0, 0.0]);
+        let expected =
+            [0.7853981633974483, -0.7853981633974483, 0.0, -3.141592653589793, 2.498091544796509];
+        let expected = [&expected[..], &[-2.356194490192345, 0.0]].concat();
+        assert_values("atan2", &apply(BinaryOp::Atan2, &y, &x), &expected, 2e-16);
+        let (a, b) = ([3.0, -5.0, 0.0, 1e300, 1e-300], [4.0, 12.0, 0.0, 1e300, 1e-300]);
+        let expected = [5.0, 13.0, 0.0, 1.4142135623730952e300, 1.414213562373095e-300];
+        assert_values("hypot", &apply(BinaryOp::Hypot, &a, &b), &expected, 2e-16);
+        let a = [7.0, -7.0, 7.0, -7.0, 7.5, -0.5, 0.0, 1e-20, 0.0];
+        let b = [3.0, 3.0, -3.0, -3.0, 2.0, 2.0, 3.0, 3.0, -3.0];
+        let expected = [1.0, 2.0, -2.0, -1.0, 1.5, 1.5, 0.0, 1e-20, -0.0];
+        assert_values("mod", &apply(BinaryOp::Mod, &a, &b), &expected, 0.0);
+        assert!(BinaryOp::Mod.apply(1.0, 0.0).is_nan());
     }
 
     #[test]

@@ -78,6 +78,13 @@ pub enum TensorError {
     Csv { path: PathBuf, line: usize, reason: String },
     /// A tensor larger than the allocation limit; `elements` saturates at `u128::MAX`.
     Allocation { shape: Vec<usize>, elements: u128, limit_bytes: usize },
+    /// An argument of a library function outside what it accepts (a padding wider than `reflect`
+    /// allows, a window larger than its input, a zero step); `reason` completes "`op`: ".
+    Argument { op: &'static str, reason: String },
+    /// A float used as an index that is not an integer in `-extent..extent`.
+    IndexValue { value: f64, extent: usize },
+    /// Indices of `take_along_axis` whose shape does not fit the tensor's.
+    TakeAlong { shape: Vec<usize>, indices: Vec<usize>, axis: usize },
 }
 
 impl fmt::Display for TensorError {
@@ -198,6 +205,21 @@ impl fmt::Display for TensorError {
                 ShapeText(shape),
                 ByteCount(elements.saturating_mul(8)),
                 ByteCount(*limit_bytes as u128)
+            ),
+            TensorError::Argument { op, reason } => write!(f, "{op}: {reason}"),
+            TensorError::IndexValue { value, extent: 0 } => {
+                write!(f, "index {value} is out of range for an empty axis")
+            }
+            TensorError::IndexValue { value, extent } => write!(
+                f,
+                "index {value} is not an integer in the range -{extent} to {}",
+                extent - 1
+            ),
+            TensorError::TakeAlong { shape, indices, axis } => write!(
+                f,
+                "take_along_axis: indices {} do not fit {} along axis {axis}",
+                ShapeText(indices),
+                ShapeText(shape)
             ),
         }
     }

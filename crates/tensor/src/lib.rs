@@ -23,13 +23,16 @@ mod buffer;
 mod elementwise;
 mod error;
 mod format;
+mod gather;
 mod index;
 mod io;
 mod linalg;
 mod matmul;
 mod random;
 mod reduce;
+mod scan;
 mod shape;
+mod sort;
 mod vector_math;
 
 use ndarray::{ArcArray, ArrayD, ArrayViewD, IxDyn};
@@ -44,7 +47,8 @@ pub use self::blas_kernel::{
 };
 pub use self::broadcast::{broadcast_shapes, broadcast_to, sum_to_shape};
 pub use self::elementwise::{
-    BinaryOp, UnaryOp, binary, binary_scalar_lhs, binary_scalar_rhs, scaled_update, unary, zip_map,
+    BinaryOp, GELU_TANH_CUBIC, GELU_TANH_SCALE, UnaryOp, binary, binary_scalar_lhs,
+    binary_scalar_rhs, scaled_update, unary, zip_map,
 };
 pub use self::error::ByteCount;
 pub use self::error::{ShapeText, TensorError};
@@ -52,6 +56,7 @@ pub use self::format::{
     Layout, PrintOptions, format_bool, format_char, format_float, format_int, format_tensor,
     format_tensor_with,
 };
+pub use self::gather::{Gather, PadMode, Windows};
 pub use self::index::{Index, add_at, get, indexed_shape, set};
 pub use self::io::{load_csv, load_npy, parse_csv, save_npy};
 pub use self::linalg::{cholesky, det, inv, solve};
@@ -61,10 +66,12 @@ pub use self::reduce::{
     Extreme, ReduceOp, arg_extreme, arg_extreme_axis, extreme_mask, log_softmax, reduce_all,
     reduce_axis, softmax,
 };
+pub use self::scan::{ScanOp, scan};
 pub use self::shape::{
     all, any, concat, diag, dims_from_f64, dims_from_i64, expand_dims, extent, normalize_axis,
     permute, reshape, stack, swap_axes, trace, transpose,
 };
+pub use self::sort::{argsort, sort_gather, topk_gather};
 
 /// A dense n-dimensional array of `f64` in row-major logical order, shared copy-on-write.
 ///

@@ -18,8 +18,16 @@
 //! rules multiply by its number instead of by a tensor of it. Every other rule gets the tensor.
 //!
 //! Decisions at kinks and ties, shared with the scalar fast path in `ops::scalar`:
-//! - `abs'(0) = 0`, `relu'(0) = 0`; `pow(x, y)` has `d/dx = 0` where `y == 0` and `d/dy = 0`
-//!   where `x == 0` (PyTorch and JAX do the same).
+//! - `abs'(0) = 0`, `relu'(0) = 0`; `pow(x, y)` has `d/dx = 0` where `x == 0` and `y == 0` and
+//!   `d/dy = 0` where `x == 0` (PyTorch and JAX agree on these values). Wherever the formula
+//!   `y x^(y-1)` is finite it is used, also at `y == 0`, so that the second derivatives stay
+//!   right and the Hessian symmetric; a special case selects its value with `select` and feeds the
+//!   formula a harmless base there, so that the branch not taken leaks no NaN into a higher
+//!   derivative (the "double where" of JAX's documentation). `norm`, `hypot` and `atan2` do the
+//!   same at 0.
+//! - `floor ceil round trunc sign` have derivative 0 everywhere (also at their jumps); `mod(a, b)`
+//!   and `%` have `d/da = 1` (also at their jumps).
+//! - `atan2(a, b)` and `hypot(a, b)` have gradient 0 at the origin.
 //! - Binary `max`/`min` give the whole gradient to the larger/smaller operand and split it equally
 //!   on a tie, so `max(x, x)` has derivative 1 (PyTorch's `maximum`, JAX's `max`).
 //! - Reductions `max`/`min` split the gradient equally among all elements equal to the extreme
@@ -804,6 +812,94 @@ fn unary_rule(t: &mut Tape, op: UnaryOp, g: Value, x: Value, y: Value) -> Result
             let derivative = ops::unary(t, UnaryOp::Sigmoid, x)?;
             ops::mul(t, g, derivative)?
         }
+        UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc | UnaryOp::Sign => {
+            // Piecewise constant: a constant zero of the input's kind, whatever the gradient.
+            match x.is_tensor() {
+                true => Value::tensor(Tensor::zeros(x.shape())?),
+                false => Value::Float(0.0),
+            }
+        }
+        UnaryOp::Erf | UnaryOp::Erfc => {
+            // d erf(x) = 2/√π e^(-x^2) dx.
+            let square = ops::mul(t, x.clone(), x)?;
+            let negated = ops::neg(t, square)?;
+            let density = ops::unary(t, UnaryOp::Exp, negated)?;
+            let scale = match op {
+                UnaryOp::Erf => scalar::ERF_SCALE,
+                _ => -scalar::ERF_SCALE,
+            };
+            let derivative = ops::mul(t, density, Value::Float(scale))?;
+            ops::mul(t, g, derivative)?
+        }
+        UnaryOp::Gelu => {
+            // Φ(x) + x φ(x), with Φ(x) = erfc(-x/√2)/2 and φ(x) = e^(-x^2/2)/√(2π).
+            let scaled = ops::mul(t, x.clone(), Value::Float(-std::f64::consts::FRAC_1_SQRT_2))?;
+            let complement = ops::unary(t, UnaryOp::Erfc, scaled)?;
+            let cdf = ops::mul(t, complement, Value::Float(0.5))?;
+            let square = ops::mul(t, x.clone(), x.clone())?;
+            let exponent = ops::mul(t, square, Value::Float(-0.5))?;
+            let bell = ops::unary(t, UnaryOp::Exp, exponent)?;
+            let density = ops::mul(t, bell, Value::Float(scalar::NORMAL_DENSITY_SCALE))?;
+            let weighted = ops::mul(t, x, density)?;
+            let derivative = ops::add(t, cdf, weighted)?;
+            ops::mul(t, g, derivative)?
+        }
+        UnaryOp::GeluTanh => {
+            // With u = c (x + k x^3) and h = tanh(u):
+            // (1 + h) / 2 + x (1 - h^2) c (1 + 3 k x^2) / 2.
+            let (c, k) = (tensor::GELU_TANH_SCALE, tensor::GELU_TANH_CUBIC);
+            let square = ops::mul(t, x.clone(), x.clone())?;
+            let cube = ops::mul(t, square.clone(), x.clone())?;
+            let cubic = ops::mul(t, cube, Value::Float(k))?;
+            let inner = ops::add(t, x.clone(), cubic)?;
+            let u = ops::mul(t, inner, Value::Float(c))?;
+            let h = ops::unary(t, UnaryOp::Tanh, u)?;
+            let h_square = ops::mul(t, h.clone(), h.clone())?;
+            let sech_square = ops::sub(t, one(), h_square)?;
+            let slope_terms = ops::mul(t, square, Value::Float(3.0 * k))?;
+            let slope = ops::add(t, one(), slope_terms)?;
+            let slope = ops::mul(t, slope, Value::Float(0.5 * c))?;
+            let chain = ops::mul(t, sech_square, slope)?;
+            let chain = ops::mul(t, x, chain)?;
+            let shifted = ops::add(t, one(), h)?;
+            let half = ops::mul(t, shifted, Value::Float(0.5))?;
+            let derivative = ops::add(t, half, chain)?;
+            ops::mul(t, g, derivative)?
+        }
+        UnaryOp::Silu => {
+            // s (1 + x (1 - s)) with s = sigmoid(x).
+            let s = ops::unary(t, UnaryOp::Sigmoid, x.clone())?;
+            let complement = ops::sub(t, one(), s.clone())?;
+            let product = ops::mul(t, x, complement)?;
+            let factor = ops::add(t, one(), product)?;
+            let derivative = ops::mul(t, s, factor)?;
+            ops::mul(t, g, derivative)?
+        }
+        UnaryOp::Softsign => {
+            // 1 / (1 + |x|)^2.
+            let magnitude = ops::unary(t, UnaryOp::Abs, x)?;
+            let denominator = ops::add(t, one(), magnitude)?;
+            let square = ops::mul(t, denominator.clone(), denominator)?;
+            ops::div(t, g, square)?
+        }
+        UnaryOp::Log1p => {
+            let denominator = ops::add(t, one(), x)?;
+            ops::div(t, g, denominator)?
+        }
+        UnaryOp::Expm1 => {
+            let derivative = ops::add(t, y, one())?;
+            ops::mul(t, g, derivative)?
+        }
+        UnaryOp::Exp2 => {
+            let derivative = ops::mul(t, y, Value::Float(std::f64::consts::LN_2))?;
+            ops::mul(t, g, derivative)?
+        }
+        UnaryOp::Cbrt => {
+            // 1 / (3 y^2).
+            let square = ops::mul(t, y.clone(), y)?;
+            let denominator = ops::mul(t, square, Value::Float(3.0))?;
+            ops::div(t, g, denominator)?
+        }
     })
 }
 
@@ -867,22 +963,73 @@ fn binary_rule(
             })
         }
         BinaryOp::Pow => {
+            // Each special case selects its own value where the formula breaks down, and the
+            // formula sees a harmless base there, so that no infinity or NaN of the branch not
+            // taken reaches a derivative of higher order. Elsewhere the formula is used as it is,
+            // so that it depends on both operands at every order (the Hessian stays symmetric).
             accumulate_arg(t, adjoints, lhs, |t| {
+                // y x^(y-1), with 0 where x == 0 and y == 0 (0 * inf; the power is constant 1).
                 let (base, exponent) = (lhs_value()?, rhs_value()?);
+                let special = plain::zip_primals(&base, &exponent, |x, y| {
+                    f64::from(u8::from(x == 0.0 && y == 0.0))
+                })?;
+                let safe_base = ops::select(t, &special, Value::Float(1.0), base)?;
                 let lowered = ops::sub(t, exponent.clone(), Value::Float(1.0))?;
-                let power = ops::pow(t, base, lowered)?;
-                let derivative = ops::mul(t, exponent.clone(), power)?;
+                let power = ops::pow(t, safe_base, lowered)?;
+                let derivative = ops::mul(t, exponent, power)?;
                 let product = ops::mul(t, g.clone(), derivative)?;
-                let constant = plain::map_primal(&exponent, |y| f64::from(u8::from(y == 0.0)))?;
-                let masked = ops::select(t, &constant, Value::Float(0.0), product)?;
+                let masked = ops::select(t, &special, Value::Float(0.0), product)?;
                 unbroadcast(t, masked, lhs_kind)
             })?;
             accumulate_arg(t, adjoints, rhs, |t| {
-                let (base, output) = (lhs_value()?, out_value()?);
-                let logarithm = ops::unary(t, UnaryOp::Ln, base.clone())?;
-                let derivative = ops::mul(t, output, logarithm)?;
-                let product = ops::mul(t, g.clone(), derivative)?;
+                // x^y ln x, with 0 where x == 0 (the limit for positive y).
+                let (base, exponent) = (lhs_value()?, rhs_value()?);
                 let at_zero = plain::map_primal(&base, |x| f64::from(u8::from(x == 0.0)))?;
+                let safe_base = ops::select(t, &at_zero, Value::Float(1.0), base)?;
+                let power = ops::pow(t, safe_base.clone(), exponent)?;
+                let logarithm = ops::unary(t, UnaryOp::Ln, safe_base)?;
+                let derivative = ops::mul(t, power, logarithm)?;
+                let product = ops::mul(t, g.clone(), derivative)?;
+                let masked = ops::select(t, &at_zero, Value::Float(0.0), product)?;
+                unbroadcast(t, masked, rhs_kind)
+            })
+        }
+        BinaryOp::Mod => {
+            accumulate_arg(t, adjoints, lhs, |t| unbroadcast(t, g.clone(), lhs_kind))?;
+            accumulate_arg(t, adjoints, rhs, |t| {
+                // mod(a, b) = a - floor(a/b) b, with floor(a/b) locally constant.
+                let quotients = plain::zip_primals(&lhs_value()?, &rhs_value()?, |a, b| (a / b).floor())?;
+                let product = ops::mul(t, g.clone(), quotients)?;
+                let negated = ops::neg(t, product)?;
+                unbroadcast(t, negated, rhs_kind)
+            })
+        }
+        BinaryOp::Atan2 | BinaryOp::Hypot => {
+            // atan2(a, b): (b, -a) / (a^2 + b^2); hypot(a, b): (a, b) / hypot(a, b); both 0 where
+            // the denominator is, with a harmless denominator there for higher orders.
+            let (a, b) = (lhs_value()?, rhs_value()?);
+            let denominator = match op {
+                BinaryOp::Atan2 => {
+                    let a_square = ops::mul(t, a.clone(), a.clone())?;
+                    let b_square = ops::mul(t, b.clone(), b.clone())?;
+                    ops::add(t, a_square, b_square)?
+                }
+                _ => out_value()?,
+            };
+            let at_zero = plain::map_primal(&denominator, |d| f64::from(u8::from(d == 0.0)))?;
+            let safe = ops::select(t, &at_zero, Value::Float(1.0), denominator)?;
+            let scaled = ops::div(t, g.clone(), safe)?;
+            let (lhs_factor, rhs_factor) = match op {
+                BinaryOp::Atan2 => (b, ops::neg(t, a)?),
+                _ => (a, b),
+            };
+            accumulate_arg(t, adjoints, lhs, |t| {
+                let product = ops::mul(t, scaled.clone(), lhs_factor)?;
+                let masked = ops::select(t, &at_zero, Value::Float(0.0), product)?;
+                unbroadcast(t, masked, lhs_kind)
+            })?;
+            accumulate_arg(t, adjoints, rhs, |t| {
+                let product = ops::mul(t, scaled.clone(), rhs_factor)?;
                 let masked = ops::select(t, &at_zero, Value::Float(0.0), product)?;
                 unbroadcast(t, masked, rhs_kind)
             })
@@ -996,9 +1143,12 @@ fn reduce_rule(
             ops::mul(t, expanded, others)?
         }
         ReduceOp::Norm => {
+            // x / norm, with 0 at the zero vector, where the norm seen by the quotient is 1 so
+            // that higher orders see no 0/0.
             let norm = expand(t, y)?;
             let at_zero = plain::map_primal(&norm, |n| f64::from(u8::from(n == 0.0)))?;
-            let direction = ops::div(t, x, norm)?;
+            let safe = ops::select(t, &at_zero, Value::Float(1.0), norm)?;
+            let direction = ops::div(t, x, safe)?;
             let expanded = expand(t, g)?;
             let product = ops::mul(t, expanded, direction)?;
             ops::select(t, &at_zero, Value::Float(0.0), product)?

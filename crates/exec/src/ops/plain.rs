@@ -85,13 +85,25 @@ fn int_binary(op: BinaryOp, x: i64, y: i64) -> Result<Value, AdError> {
         BinaryOp::Add => Value::Int(x.checked_add(y).ok_or(overflow("+"))?),
         BinaryOp::Sub => Value::Int(x.checked_sub(y).ok_or(overflow("-"))?),
         BinaryOp::Mul => Value::Int(x.checked_mul(y).ok_or(overflow("*"))?),
-        BinaryOp::Div | BinaryOp::Rem if y == 0 => return Err(AdErrorKind::DivisionByZero.into()),
+        BinaryOp::Div | BinaryOp::Rem | BinaryOp::Mod if y == 0 => {
+            return Err(AdErrorKind::DivisionByZero.into());
+        }
         BinaryOp::Div => Value::Int(x.checked_div(y).ok_or(overflow("/"))?),
         BinaryOp::Rem => Value::Int(crate::interp::int_rem(x, y).ok_or(overflow("%"))?),
         // Integers beyond 2^53 round, as C's conversion does.
         BinaryOp::Pow => Value::Float((x as f64).powf(y as f64)),
         BinaryOp::Max => Value::Int(x.max(y)),
         BinaryOp::Min => Value::Int(x.min(y)),
+        BinaryOp::Mod => {
+            // Python's `%`: the remainder moves by one divisor when its sign differs from the
+            // divisor's.
+            let remainder = x.checked_rem(y).ok_or(overflow("mod"))?;
+            match remainder != 0 && (remainder < 0) != (y < 0) {
+                true => Value::Int(remainder + y),
+                false => Value::Int(remainder),
+            }
+        }
+        BinaryOp::Atan2 | BinaryOp::Hypot => Value::Float(op.apply(x as f64, y as f64)),
         BinaryOp::Lt => Value::Bool(x < y),
         BinaryOp::Le => Value::Bool(x <= y),
         BinaryOp::Gt => Value::Bool(x > y),

@@ -32,6 +32,30 @@ pub(crate) fn unary_with_derivative(op: UnaryOp, x: f64) -> (f64, f64) {
         UnaryOp::Sigmoid => y * (1.0 - y),
         UnaryOp::Relu => step(x),
         UnaryOp::Softplus => UnaryOp::Sigmoid.apply(x),
+        UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc | UnaryOp::Sign => 0.0,
+        UnaryOp::Erf => ERF_SCALE * (-x * x).exp(),
+        UnaryOp::Erfc => -ERF_SCALE * (-x * x).exp(),
+        UnaryOp::Gelu => {
+            let cdf = 0.5 * UnaryOp::Erfc.apply(-x * std::f64::consts::FRAC_1_SQRT_2);
+            cdf + x * NORMAL_DENSITY_SCALE * (-0.5 * x * x).exp()
+        }
+        UnaryOp::GeluTanh => {
+            use tensor::{GELU_TANH_CUBIC as K, GELU_TANH_SCALE as C};
+            let th = UnaryOp::Tanh.apply(C * (x + K * x * x * x));
+            0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * C * (1.0 + 3.0 * K * x * x)
+        }
+        UnaryOp::Silu => {
+            let s = UnaryOp::Sigmoid.apply(x);
+            s * (1.0 + x * (1.0 - s))
+        }
+        UnaryOp::Softsign => {
+            let d = 1.0 + x.abs();
+            1.0 / (d * d)
+        }
+        UnaryOp::Log1p => 1.0 / (1.0 + x),
+        UnaryOp::Expm1 => y + 1.0,
+        UnaryOp::Exp2 => y * std::f64::consts::LN_2,
+        UnaryOp::Cbrt => 1.0 / (3.0 * y * y),
     };
     (y, derivative)
 }
@@ -57,6 +81,18 @@ pub(crate) fn binary_with_partials(op: BinaryOp, x: f64, y: f64) -> (f64, f64, f
         BinaryOp::Pow => pow_partials(x, y, z),
         BinaryOp::Max => max_shares(x, y),
         BinaryOp::Min => min_shares(x, y),
+        BinaryOp::Mod => (1.0, -(x / y).floor()),
+        BinaryOp::Atan2 => {
+            let squares = x * x + y * y;
+            match squares == 0.0 {
+                true => (0.0, 0.0),
+                false => (y / squares, -x / squares),
+            }
+        }
+        BinaryOp::Hypot => match z == 0.0 {
+            true => (0.0, 0.0),
+            false => (x / z, y / z),
+        },
         BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne => {
             (0.0, 0.0)
         }
@@ -64,11 +100,18 @@ pub(crate) fn binary_with_partials(op: BinaryOp, x: f64, y: f64) -> (f64, f64, f
     (z, dx, dy)
 }
 
-/// The partials of `x^y = z`: `y x^(y-1)` (zero when `y == 0`, where the power is constant) and
-/// `z ln x` (zero when `x == 0`, the limit for positive `y`), as PyTorch and JAX define them.
+/// `2 / √π`, the scale of the derivative of `erf`.
+pub(crate) const ERF_SCALE: f64 = std::f64::consts::FRAC_2_SQRT_PI;
+
+/// `1 / √(2π)`, the scale of the standard normal density.
+pub(crate) const NORMAL_DENSITY_SCALE: f64 = 0.398_942_280_401_432_7;
+
+/// The partials of `x^y = z`: `y x^(y-1)`, zero where `x == 0` and `y == 0` (where the formula
+/// is `0 * inf` and the power is the constant 1), and `z ln x`, zero where `x == 0` (the limit for
+/// positive `y`), as in `autodiff::backward`.
 #[inline]
 pub(crate) fn pow_partials(x: f64, y: f64, z: f64) -> (f64, f64) {
-    let dx = if y == 0.0 { 0.0 } else { y * x.powf(y - 1.0) };
+    let dx = if x == 0.0 && y == 0.0 { 0.0 } else { y * x.powf(y - 1.0) };
     let dy = if x == 0.0 { 0.0 } else { z * x.ln() };
     (dx, dy)
 }
@@ -102,15 +145,7 @@ pub(crate) fn min_shares(x: f64, y: f64) -> (f64, f64) {
 /// NaN.
 #[inline]
 pub(crate) fn sign(x: f64) -> f64 {
-    if x > 0.0 {
-        1.0
-    } else if x < 0.0 {
-        -1.0
-    } else if x == 0.0 {
-        0.0
-    } else {
-        x
-    }
+    UnaryOp::Sign.apply(x)
 }
 
 /// The derivative of `relu`: 1 for positive inputs, 0 otherwise (also at 0, as in PyTorch).

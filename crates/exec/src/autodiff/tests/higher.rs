@@ -24,6 +24,7 @@ fn second_derivatives_of_unary_functions() {
             UnaryOp::Asin | UnaryOp::Acos => (-0.8, 0.8),
             UnaryOp::Ln | UnaryOp::Log2 | UnaryOp::Log10 | UnaryOp::Sqrt => (0.5, 2.0),
             UnaryOp::Tan => (-1.0, 1.0),
+            UnaryOp::Log1p => (-0.5, 2.0),
             _ => (0.2, 1.5),
         };
         let f = move |t: &mut Tape, args: Vec<Value>| ops::unary(t, op, args[0].clone());
@@ -52,6 +53,8 @@ fn second_derivatives_of_binary_arithmetic() {
         (BinaryOp::Pow, (0.5, 2.0)),
         (BinaryOp::Max, (-1.0, 1.0)),
         (BinaryOp::Min, (-1.0, 1.0)),
+        (BinaryOp::Atan2, (-1.0, 1.0)),
+        (BinaryOp::Hypot, (-1.0, 1.0)),
     ];
     for (index, (op, (low, high))) in ops_and_ranges.into_iter().enumerate() {
         // Both operands come from one vector, with broadcasting between them.
@@ -422,4 +425,69 @@ fn taylor_series_exp_has_exact_derivatives() {
         let value = value.as_f64().unwrap();
         assert!((value - x.exp()).abs() < 1e-9, "{what}: {value} vs {}", x.exp());
     }
+}
+
+/// The Hessian of `f` at `x`, row-major.
+fn hessian_at(f: &dyn Fn(&mut Tape, Vec<Value>) -> Result<Value, AdError>, x: Value) -> Vec<f64> {
+    let mut tape = Tape::new();
+    let mut f = |t: &mut Tape, args: Vec<Value>| f(t, args);
+    numbers(&hessian(&mut tape, &mut f, vec![x]).unwrap())
+}
+
+/// The two elements of a vector argument.
+fn pair(t: &mut Tape, v: &Value) -> Result<(Value, Value), AdError> {
+    let a = ops::get(t, v.clone(), &[Index::At(0)])?;
+    let b = ops::get(t, v.clone(), &[Index::At(1)])?;
+    Ok((a, b))
+}
+
+#[test]
+fn special_cases_stay_right_at_second_order() {
+    // pow(x, 0) is the constant 1: its second derivative at 0 is 0, not NaN, on both paths.
+    let mut tape = Tape::new();
+    let mut first = |t: &mut Tape, args: Vec<Value>| {
+        let mut inner =
+            |t: &mut Tape, args: Vec<Value>| ops::pow(t, args[0].clone(), Value::Float(0.0));
+        grad(t, &mut inner, args, 0)
+    };
+    for x in [Value::Float(0.0), tensor(&[], &[0.0]), Value::Float(2.0)] {
+        let second = grad(&mut tape, &mut first, vec![x], 0).unwrap();
+        assert_eq!(numbers(&second), [0.0]);
+    }
+    // The Hessian of pow(v[0], v[1]) is symmetric where the exponent is 0: at [4, 0] it is
+    // [[0, 1/4], [1/4, ln(4)^2]] (JAX and PyTorch give 0 for the mixed derivative d/dy of
+    // d/dx, and so an asymmetric matrix); at the origin every entry is 0.
+    let power = |t: &mut Tape, args: Vec<Value>| {
+        let (x, y) = pair(t, &args[0])?;
+        ops::pow(t, x, y)
+    };
+    let ln4 = 4f64.ln();
+    assert_eq!(hessian_at(&power, vector(&[4.0, 0.0])), [0.0, 0.25, 0.25, ln4 * ln4]);
+    assert_eq!(hessian_at(&power, vector(&[0.0, 0.0])), [0.0; 4]);
+    // And elsewhere it is the finite-difference one.
+    assert_hessian("pow at [1.5, 0.5]", &power, vec![vector(&[1.5, 0.5])]);
+    // norm, hypot and atan2 at 0: zeros, no NaN from the quotient the special case replaced.
+    let norm =
+        |t: &mut Tape, args: Vec<Value>| ops::reduce(t, ReduceOp::Norm, args[0].clone(), None);
+    assert_eq!(hessian_at(&norm, vector(&[0.0, 0.0])), [0.0; 4]);
+    for op in [BinaryOp::Hypot, BinaryOp::Atan2] {
+        let f = move |t: &mut Tape, args: Vec<Value>| {
+            let (x, y) = pair(t, &args[0])?;
+            ops::binary(t, op, x, y)
+        };
+        assert_eq!(hessian_at(&f, vector(&[0.0, 0.0])), [0.0; 4], "{op:?}");
+    }
+    // abs and max keep their constant choices at second order.
+    let abs = |t: &mut Tape, args: Vec<Value>| {
+        let y = ops::unary(t, UnaryOp::Abs, args[0].clone())?;
+        ops::reduce(t, ReduceOp::Sum, y, None)
+    };
+    assert_eq!(hessian_at(&abs, vector(&[0.0, 1.0])), [0.0; 4]);
+    let max = |t: &mut Tape, args: Vec<Value>| {
+        let (x, y) = pair(t, &args[0])?;
+        let m = ops::binary(t, BinaryOp::Max, x.clone(), y)?;
+        ops::mul(t, m, x)
+    };
+    // max(x, y) x at a tie: the gradient of max splits in halves, d/dx = max + x/2, d/dy = x/2.
+    assert_eq!(hessian_at(&max, vector(&[1.0, 1.0])), [1.0, 0.5, 0.5, 0.0]);
 }

@@ -16,6 +16,7 @@ fn unary_domain(op: UnaryOp) -> (f64, f64) {
         UnaryOp::Asin | UnaryOp::Acos => (-0.8, 0.8),
         UnaryOp::Ln | UnaryOp::Log2 | UnaryOp::Log10 | UnaryOp::Sqrt => (0.5, 2.0),
         UnaryOp::Tan => (-1.0, 1.0),
+        UnaryOp::Log1p => (-0.5, 2.0),
         _ => (-1.5, 1.5),
     }
 }
@@ -47,13 +48,13 @@ fn unary_functions_on_floats_and_tensors() {
 fn binary_domains(op: BinaryOp) -> ((f64, f64), (f64, f64)) {
     match op {
         BinaryOp::Div => ((-2.0, 2.0), (0.5, 2.0)),
-        BinaryOp::Rem => ((2.2, 2.4), (1.0, 1.05)),
+        BinaryOp::Rem | BinaryOp::Mod => ((2.2, 2.4), (1.0, 1.05)),
         BinaryOp::Pow => ((0.5, 2.0), (-1.5, 2.5)),
         _ => ((-2.0, 2.0), (-2.0, 2.0)),
     }
 }
 
-const ARITHMETIC: [BinaryOp; 8] = [
+const ARITHMETIC: [BinaryOp; 11] = [
     BinaryOp::Add,
     BinaryOp::Sub,
     BinaryOp::Mul,
@@ -62,6 +63,9 @@ const ARITHMETIC: [BinaryOp; 8] = [
     BinaryOp::Pow,
     BinaryOp::Max,
     BinaryOp::Min,
+    BinaryOp::Mod,
+    BinaryOp::Atan2,
+    BinaryOp::Hypot,
 ];
 
 #[test]

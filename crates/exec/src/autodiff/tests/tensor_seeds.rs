@@ -213,6 +213,9 @@ fn element_wise_operations() {
         BinaryOp::Max,
         BinaryOp::Min,
         BinaryOp::Rem,
+        BinaryOp::Mod,
+        BinaryOp::Atan2,
+        BinaryOp::Hypot,
     ];
     for (index, op) in binary_ops.into_iter().enumerate() {
         let f = move |t: &mut Tape, a: Vec<Value>| ops::binary(t, op, a[0].clone(), a[1].clone());

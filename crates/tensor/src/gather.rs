@@ -1,0 +1,669 @@
+//! Rearrangements of elements by an index map: `flip`, `roll`, `tile`, `repeat`, `pad`,
+//! `take_along_axis` (which `sort`, `topk` and the losses use) and the sliding windows of
+//! convolutions and pooling (im2col) are each one [`Gather`].
+//!
+//! A gather is affine: output element `i` (row-major) is input element `sources[i]`, or a fill
+//! value where the map says [`Gather::FILL`] (the zeros of padding, or `-inf` around a max
+//! pool). Its linear part has a transpose, [`Gather::scatter_add`], which adds every output
+//! element back into the input element it came from; the two are each other's derivative, so one
+//! pair of operations on the autodiff tape differentiates every rearrangement to any order.
+
+use std::ops::Range;
+
+use super::Tensor;
+use super::allocation::check_allocation;
+use super::error::TensorError;
+
+/// An index map from an input shape to an output shape (see the module documentation).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gather {
+    input: Box<[usize]>,
+    output: Box<[usize]>,
+    sources: Box<[usize]>,
+    fill: f64,
+}
+
+/// How `pad` fills the new elements, as NumPy's `pad` modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PadMode {
+    /// Zeros.
+    Constant,
+    /// The mirror image without the edge element: `[1, 2, 3]` padded by 2 is `[3, 2, 1, 2, 3, 2, 1]`.
+    Reflect,
+    /// The edge element repeated: `[1, 2, 3]` padded by 2 is `[1, 1, 1, 2, 3, 3, 3]`.
+    Edge,
+}
+
+impl PadMode {
+    pub fn from_name(name: &str) -> Option<PadMode> {
+        match name {
+            "constant" => Some(PadMode::Constant),
+            "reflect" => Some(PadMode::Reflect),
+            "edge" => Some(PadMode::Edge),
+            _ => None,
+        }
+    }
+}
+
+/// The geometry of the sliding windows of a convolution or a pooling over the last `d` axes of
+/// a `[N][C][spatial...]` input: for each spatial axis, its kernel extent, stride, padding on
+/// both sides and dilation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Windows {
+    pub kernel: Vec<usize>,
+    pub stride: Vec<usize>,
+    pub padding: Vec<usize>,
+    pub dilation: Vec<usize>,
+}
+
+impl Windows {
+    /// The number of window positions along each spatial axis of extents `spatial`:
+    /// `(extent + 2 padding - dilation (kernel - 1) - 1) / stride + 1`, as PyTorch computes it, or
+    /// an error when the dilated kernel is larger than the padded input or a stride is 0.
+    pub fn positions(
+        &self,
+        op: &'static str,
+        spatial: &[usize],
+    ) -> Result<Vec<usize>, TensorError> {
+        let mut positions = Vec::with_capacity(spatial.len());
+        for (axis, &extent) in spatial.iter().enumerate() {
+            let (k, s, p, d) =
+                (self.kernel[axis], self.stride[axis], self.padding[axis], self.dilation[axis]);
+            let bad = |reason: String| TensorError::Argument { op, reason };
+            if k == 0 || s == 0 || d == 0 {
+                return Err(bad(format!(
+                    "kernel size, stride and dilation must be positive, got {k}, {s} and {d}"
+                )));
+            }
+            let padded = extent + 2 * p;
+            let span = d * (k - 1) + 1;
+            if span > padded {
+                return Err(bad(format!(
+                    "a window spanning {span} elements does not fit an axis of extent {extent} \
+                     with padding {p}"
+                )));
+            }
+            positions.push((padded - span) / s + 1);
+        }
+        Ok(positions)
+    }
+}
+
+impl Gather {
+    /// The marker of an output element that takes the fill value.
+    pub const FILL: usize = usize::MAX;
+
+    /// A map from `input` to `output` with the given sources (row-major over `output`), each an
+    /// element of `input` or [`Gather::FILL`].
+    pub fn new(
+        input: &[usize],
+        output: &[usize],
+        sources: Vec<usize>,
+        fill: f64,
+    ) -> Result<Gather, TensorError> {
+        let input_len = check_allocation(input)?;
+        let output_len = check_allocation(output)?;
+        if sources.len() != output_len
+            || sources.iter().any(|&s| s != Gather::FILL && s >= input_len)
+        {
+            return Err(TensorError::DataLength { shape: output.to_vec(), len: sources.len() });
+        }
+        Ok(Gather { input: input.into(), output: output.into(), sources: sources.into(), fill })
+    }
+
+    /// The shape the map reads.
+    pub fn input_shape(&self) -> &[usize] {
+        &self.input
+    }
+
+    /// The shape the map writes.
+    pub fn output_shape(&self) -> &[usize] {
+        &self.output
+    }
+
+    /// The output: `x`, which must have the input shape, rearranged.
+    pub fn apply(&self, x: &Tensor) -> Result<Tensor, TensorError> {
+        self.expect_shape(x, &self.input)?;
+        let standard = x.array().as_standard_layout();
+        let values = standard.as_slice().unwrap_or_default();
+        let gathered = self
+            .sources
+            .iter()
+            .map(|&source| match source {
+                Gather::FILL => self.fill,
+                // `new` checked every source against the input's length.
+                source => values.get(source).copied().unwrap_or(self.fill),
+            })
+            .collect();
+        Tensor::from_vec(&self.output, gathered)
+    }
+
+    /// The transpose of the linear part: each element of `y`, which must have the output shape,
+    /// added into the input element it was gathered from; elements that were filled are dropped.
+    pub fn scatter_add(&self, y: &Tensor) -> Result<Tensor, TensorError> {
+        self.expect_shape(y, &self.output)?;
+        let len = check_allocation(&self.input)?;
+        let mut sums = vec![0.0; len];
+        let standard = y.array().as_standard_layout();
+        for (&source, &value) in self.sources.iter().zip(standard.iter()) {
+            if let Some(sum) = sums.get_mut(source) {
+                *sum += value;
+            }
+        }
+        Tensor::from_vec(&self.input, sums)
+    }
+
+    fn expect_shape(&self, x: &Tensor, shape: &[usize]) -> Result<(), TensorError> {
+        match x.shape() == shape {
+            true => Ok(()),
+            false => Err(TensorError::Reshape { from: x.shape().to_vec(), to: shape.to_vec() }),
+        }
+    }
+
+    /// A map whose source index along each axis depends only on the output index along that
+    /// axis: `along[axis][o]` is the source index for output index `o`, `None` for a fill.
+    fn separable(
+        input: &[usize],
+        along: &[Vec<Option<usize>>],
+        fill: f64,
+    ) -> Result<Gather, TensorError> {
+        let output: Vec<usize> = along.iter().map(Vec::len).collect();
+        let len = check_allocation(&output)?;
+        let strides = row_major_strides(input);
+        let mut sources = Vec::with_capacity(len);
+        if len > 0 {
+            // An odometer over the output indices, with the source offset of each prefix.
+            let rank = output.len();
+            let mut index = vec![0usize; rank];
+            loop {
+                let mut source = Some(0usize);
+                for axis in 0..rank {
+                    source = match (source, along[axis][index[axis]]) {
+                        (Some(offset), Some(i)) => Some(offset + i * strides[axis]),
+                        _ => None,
+                    };
+                }
+                sources.push(source.unwrap_or(Gather::FILL));
+                if !advance(&mut index, &output) {
+                    break;
+                }
+            }
+        }
+        Gather::new(input, &output, sources, fill)
+    }
+
+    /// `flip`: the order along each of `axes` reversed.
+    pub fn flip(shape: &[usize], axes: &[usize]) -> Result<Gather, TensorError> {
+        let along = shape
+            .iter()
+            .enumerate()
+            .map(|(axis, &n)| match axes.contains(&axis) {
+                true => (0..n).rev().map(Some).collect(),
+                false => (0..n).map(Some).collect(),
+            })
+            .collect::<Vec<_>>();
+        Gather::separable(shape, &along, 0.0)
+    }
+
+    /// `roll`: elements shifted by `shift` positions along `axis` (negative shifts move them back),
+    /// those past the end coming round to the start; with no axis, along the row-major order of
+    /// all elements, as NumPy's `roll`.
+    pub fn roll(shape: &[usize], shift: i64, axis: Option<usize>) -> Result<Gather, TensorError> {
+        let rolled = |n: usize| -> Vec<Option<usize>> {
+            let n_signed = i64::try_from(n).unwrap_or(i64::MAX);
+            let shift = if n == 0 { 0 } else { shift.rem_euclid(n_signed) as usize };
+            (0..n).map(|o| Some((o + n - shift) % n)).collect()
+        };
+        match axis {
+            Some(axis) => {
+                let along = shape
+                    .iter()
+                    .enumerate()
+                    .map(|(a, &n)| match a == axis {
+                        true => rolled(n),
+                        false => (0..n).map(Some).collect(),
+                    })
+                    .collect::<Vec<_>>();
+                Gather::separable(shape, &along, 0.0)
+            }
+            None => {
+                let len = check_allocation(shape)?;
+                let sources = rolled(len).into_iter().map(|s| s.unwrap_or(Gather::FILL)).collect();
+                Gather::new(shape, shape, sources, 0.0)
+            }
+        }
+    }
+
+    /// `tile`: the tensor repeated `reps[i]` times along axis `i`; when the lengths differ, the
+    /// shorter of the shape and `reps` is extended with leading 1s, as in NumPy.
+    pub fn tile(shape: &[usize], reps: &[usize]) -> Result<Gather, TensorError> {
+        let rank = shape.len().max(reps.len());
+        let padded = with_leading_ones(shape, rank);
+        let reps = with_leading_ones(reps, rank);
+        let along = padded
+            .iter()
+            .zip(&reps)
+            .map(|(&n, &r)| {
+                let extent = n.checked_mul(r).ok_or(TensorError::Allocation {
+                    shape: vec![n, r],
+                    elements: n as u128 * r as u128,
+                    limit_bytes: super::allocation_limit(),
+                })?;
+                Ok((0..extent).map(|o| Some(o % n)).collect())
+            })
+            .collect::<Result<Vec<_>, TensorError>>()?;
+        let gather = Gather::separable(&padded, &along, 0.0)?;
+        // Leading 1s do not change the row-major order the map reads.
+        Ok(Gather { input: shape.into(), ..gather })
+    }
+
+    /// `repeat`: each element repeated `repeats` times in a row along `axis`; with no axis, of the
+    /// row-major order of all elements (a vector), as NumPy's `repeat`.
+    pub fn repeat(
+        shape: &[usize],
+        repeats: usize,
+        axis: Option<usize>,
+    ) -> Result<Gather, TensorError> {
+        let (input, axis) = match axis {
+            Some(axis) => (shape.to_vec(), axis),
+            None => (vec![shape.iter().product()], 0),
+        };
+        let along = input
+            .iter()
+            .enumerate()
+            .map(|(a, &n)| match a == axis {
+                true => (0..n * repeats).map(|o| Some(o / repeats)).collect(),
+                false => (0..n).map(Some).collect(),
+            })
+            .collect::<Vec<_>>();
+        let gather = Gather::separable(&input, &along, 0.0)?;
+        // Without an axis the input is the flattened tensor; the map reads it in row-major order,
+        // which is also the original tensor's.
+        Ok(Gather { input: shape.into(), ..gather })
+    }
+
+    /// `pad`: `widths[i] = (before, after)` new elements on either side of axis `i`, filled as
+    /// `mode` says. `reflect` needs each width below the axis's extent and `edge` a non-empty
+    /// axis, as in NumPy.
+    pub fn pad(
+        shape: &[usize],
+        widths: &[(usize, usize)],
+        mode: PadMode,
+    ) -> Result<Gather, TensorError> {
+        if widths.len() != shape.len() {
+            return Err(TensorError::Argument {
+                op: "pad",
+                reason: format!(
+                    "{} pairs of widths for a tensor of rank {}",
+                    widths.len(),
+                    shape.len()
+                ),
+            });
+        }
+        let mut along = Vec::with_capacity(shape.len());
+        for (axis, (&n, &(before, after))) in shape.iter().zip(widths).enumerate() {
+            let too_wide = |limit: &str| TensorError::Argument {
+                op: "pad",
+                reason: format!(
+                    "`{}` padding of axis {axis} (extent {n}) needs widths {limit}, got \
+                     [{before}, {after}]",
+                    match mode {
+                        PadMode::Reflect => "reflect",
+                        _ => "edge",
+                    }
+                ),
+            };
+            match mode {
+                PadMode::Reflect if (before > 0 || after > 0) && (before >= n || after >= n) => {
+                    return Err(too_wide("below the extent"));
+                }
+                PadMode::Edge if n == 0 && (before > 0 || after > 0) => {
+                    return Err(too_wide("of 0 for an empty axis"));
+                }
+                _ => {}
+            }
+            let total = before.checked_add(n).and_then(|sum| sum.checked_add(after)).ok_or(
+                TensorError::Argument {
+                    op: "pad",
+                    reason: "the padded extent overflows".to_owned(),
+                },
+            )?;
+            let last = n.saturating_sub(1) as i64;
+            let source = |o: usize| -> Option<usize> {
+                let i = o as i64 - before as i64;
+                if (0..n as i64).contains(&i) {
+                    return Some(i as usize);
+                }
+                match mode {
+                    PadMode::Constant => None,
+                    PadMode::Edge => Some(i.clamp(0, last) as usize),
+                    // One reflection suffices: the widths are below the extent.
+                    PadMode::Reflect if i < 0 => Some((-i) as usize),
+                    PadMode::Reflect => Some((2 * last - i) as usize),
+                }
+            };
+            along.push((0..total).map(source).collect());
+        }
+        Gather::separable(shape, &along, 0.0)
+    }
+
+    /// `take_along_axis(x, indices, axis)`: output element `[..., j, ...]` is
+    /// `x[..., indices[..., j, ...], ...]` along `axis`; `indices` has `x`'s rank and extents but
+    /// along `axis`, holds integers (negative ones count from the end) and gives the output shape.
+    pub fn take_along(
+        shape: &[usize],
+        indices: &Tensor,
+        axis: usize,
+    ) -> Result<Gather, TensorError> {
+        let rank = shape.len();
+        let mismatch = || TensorError::TakeAlong {
+            shape: shape.to_vec(),
+            indices: indices.shape().to_vec(),
+            axis,
+        };
+        if indices.rank() != rank
+            || axis >= rank
+            || indices.shape().iter().zip(shape).enumerate().any(|(a, (i, s))| a != axis && i != s)
+        {
+            return Err(mismatch());
+        }
+        let extent = shape[axis];
+        let strides = row_major_strides(shape);
+        let output = indices.shape().to_vec();
+        let mut sources = Vec::with_capacity(indices.len());
+        let mut position = vec![0usize; rank];
+        for &value in indices.array().iter() {
+            let index =
+                integer_index(value, extent).ok_or(TensorError::IndexValue { value, extent })?;
+            let offset: usize = position
+                .iter()
+                .enumerate()
+                .map(|(a, &p)| if a == axis { index } else { p } * strides[a])
+                .sum();
+            sources.push(offset);
+            advance(&mut position, &output);
+        }
+        Gather::new(shape, &output, sources, 0.0)
+    }
+
+    /// The sliding windows of a convolution or pooling over `x`'s shape `[N][C][spatial...]`,
+    /// laid out as `[C][kernel...][N][positions...]` (im2col: one column per window position,
+    /// ready for a matrix product with the weights) when `channels_first`, or as
+    /// `[N][C][positions...][kernel...]` (each window's elements last, for pooling) otherwise.
+    /// Elements in the padding take `fill`.
+    pub fn windows(
+        op: &'static str,
+        shape: &[usize],
+        windows: &Windows,
+        channels_first: bool,
+        fill: f64,
+    ) -> Result<Gather, TensorError> {
+        let d = windows.kernel.len();
+        if shape.len() != d + 2 {
+            return Err(TensorError::Rank {
+                op,
+                expected: if d == 1 { "a Tensor[N][C][L]" } else { "a Tensor[N][C][H][W]" },
+                shape: shape.to_vec(),
+            });
+        }
+        let (n, c, spatial) = (shape[0], shape[1], &shape[2..]);
+        let positions = windows.positions(op, spatial)?;
+        let kernel = &windows.kernel;
+        let output: Vec<usize> = match channels_first {
+            true => [&[c][..], kernel, &[n], &positions].concat(),
+            false => [&[n, c][..], &positions, kernel].concat(),
+        };
+        let len = check_allocation(&output)?;
+        let strides = row_major_strides(shape);
+        // For each spatial axis, kernel offset and position: the input index, if inside.
+        let source_along = |axis: usize, k: usize, p: usize| -> Option<usize> {
+            let i = (p * windows.stride[axis] + k * windows.dilation[axis])
+                .checked_sub(windows.padding[axis])?;
+            (i < spatial[axis]).then_some(i)
+        };
+        let mut sources = Vec::with_capacity(len);
+        if len > 0 {
+            let mut index = vec![0usize; output.len()];
+            let (mut ks, mut ps) = (vec![0; d], vec![0; d]);
+            loop {
+                let (batch, channel) = match channels_first {
+                    true => {
+                        ks.copy_from_slice(&index[1..1 + d]);
+                        ps.copy_from_slice(&index[2 + d..]);
+                        (index[1 + d], index[0])
+                    }
+                    false => {
+                        ps.copy_from_slice(&index[2..2 + d]);
+                        ks.copy_from_slice(&index[2 + d..]);
+                        (index[0], index[1])
+                    }
+                };
+                let mut offset = Some(batch * strides[0] + channel * strides[1]);
+                for axis in 0..d {
+                    offset = match (offset, source_along(axis, ks[axis], ps[axis])) {
+                        (Some(offset), Some(i)) => Some(offset + i * strides[2 + axis]),
+                        _ => None,
+                    };
+                }
+                sources.push(offset.unwrap_or(Gather::FILL));
+                if !advance(&mut index, &output) {
+                    break;
+                }
+            }
+        }
+        Gather::new(shape, &output, sources, fill)
+    }
+}
+
+/// The row-major strides of `shape`, in elements.
+fn row_major_strides(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![1; shape.len()];
+    for axis in (0..shape.len().saturating_sub(1)).rev() {
+        strides[axis] = strides[axis + 1] * shape[axis + 1];
+    }
+    strides
+}
+
+/// Steps a row-major multi-index; `false` when it wraps past the last one.
+fn advance(index: &mut [usize], shape: &[usize]) -> bool {
+    for axis in (0..index.len()).rev() {
+        index[axis] += 1;
+        if index[axis] < shape[axis] {
+            return true;
+        }
+        index[axis] = 0;
+    }
+    false
+}
+
+/// `dims` with leading 1s up to `rank` entries.
+fn with_leading_ones(dims: &[usize], rank: usize) -> Vec<usize> {
+    let mut padded = vec![1; rank - dims.len()];
+    padded.extend_from_slice(dims);
+    padded
+}
+
+/// An index held in a float: an exact integer in `-extent..extent`, negative ones counting from
+/// the end.
+pub(crate) fn integer_index(value: f64, extent: usize) -> Option<usize> {
+    let range: Range<f64> = -(extent as f64)..extent as f64;
+    if value.fract() != 0.0 || !range.contains(&value) {
+        return None;
+    }
+    let index = value as i64;
+    Some(if index < 0 { (index + extent as i64) as usize } else { index as usize })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tensor(shape: &[usize], values: &[f64]) -> Tensor {
+        Tensor::from_vec(shape, values.to_vec()).unwrap()
+    }
+
+    fn range(shape: &[usize]) -> Tensor {
+        let len = shape.iter().product::<usize>();
+        tensor(shape, &(0..len).map(|i| i as f64).collect::<Vec<_>>())
+    }
+
+    /// `gather` and `scatter_add` are each other's transpose: <G x, y> = <x, G^T y>.
+    fn assert_transposed(gather: &Gather) {
+        let x = range(gather.input_shape()).map(|v| (v * 0.37).sin());
+        let y = range(gather.output_shape()).map(|v| (v * 0.71).cos());
+        let gx = gather.apply(&x).unwrap().map(|v| if v.is_finite() { v } else { 0.0 });
+        let lhs: f64 = gx.to_vec().iter().zip(y.to_vec()).map(|(a, b)| a * b).sum();
+        let gty = gather.scatter_add(&y).unwrap();
+        let rhs: f64 = x.to_vec().iter().zip(gty.to_vec()).map(|(a, b)| a * b).sum();
+        assert!((lhs - rhs).abs() < 1e-12, "{lhs} != {rhs}");
+    }
+
+    // The expected values below were computed once with NumPy 2.4 (np.flip, np.roll, np.tile,
+    // np.repeat, np.pad, np.take_along_axis) on np.arange inputs.
+
+    #[test]
+    fn flip_roll_tile_repeat_match_numpy() {
+        let x = range(&[2, 3]);
+        let flipped = Gather::flip(&[2, 3], &[1]).unwrap();
+        assert_eq!(flipped.apply(&x).unwrap().to_vec(), [2.0, 1.0, 0.0, 5.0, 4.0, 3.0]);
+        let both = Gather::flip(&[2, 3], &[0, 1]).unwrap();
+        assert_eq!(both.apply(&x).unwrap().to_vec(), [5.0, 4.0, 3.0, 2.0, 1.0, 0.0]);
+        let rolled = Gather::roll(&[2, 3], 1, Some(1)).unwrap();
+        assert_eq!(rolled.apply(&x).unwrap().to_vec(), [2.0, 0.0, 1.0, 5.0, 3.0, 4.0]);
+        let back = Gather::roll(&[2, 3], -4, Some(1)).unwrap();
+        assert_eq!(back.apply(&x).unwrap().to_vec(), [1.0, 2.0, 0.0, 4.0, 5.0, 3.0]);
+        let flat = Gather::roll(&[2, 3], 2, None).unwrap();
+        assert_eq!(flat.apply(&x).unwrap().to_vec(), [4.0, 5.0, 0.0, 1.0, 2.0, 3.0]);
+        let tiled = Gather::tile(&[2, 3], &[2]).unwrap();
+        assert_eq!(tiled.output_shape(), [2, 6]);
+        let expected = [0.0, 1.0, 2.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 3.0, 4.0, 5.0];
+        assert_eq!(tiled.apply(&x).unwrap().to_vec(), expected);
+        let grown = Gather::tile(&[3], &[2, 1]).unwrap();
+        assert_eq!(grown.output_shape(), [2, 3]);
+        assert_eq!(grown.apply(&range(&[3])).unwrap().to_vec(), [0.0, 1.0, 2.0, 0.0, 1.0, 2.0]);
+        let repeated = Gather::repeat(&[2, 3], 2, Some(0)).unwrap();
+        assert_eq!(repeated.output_shape(), [4, 3]);
+        let expected = [0.0, 1.0, 2.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 3.0, 4.0, 5.0];
+        assert_eq!(repeated.apply(&x).unwrap().to_vec(), expected);
+        let flat = Gather::repeat(&[2, 2], 2, None).unwrap();
+        assert_eq!(flat.output_shape(), [8]);
+        let expected = [0.0, 0.0, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0];
+        assert_eq!(flat.apply(&range(&[2, 2])).unwrap().to_vec(), expected);
+        for gather in [flipped, both, rolled, back, tiled, grown, repeated, flat] {
+            assert_transposed(&gather);
+        }
+        // Empty axes.
+        assert_eq!(Gather::roll(&[0], 3, Some(0)).unwrap().apply(&range(&[0])).unwrap().len(), 0);
+        assert_eq!(Gather::tile(&[0, 2], &[3, 2]).unwrap().output_shape(), [0, 4]);
+    }
+
+    #[test]
+    fn pad_matches_numpy() {
+        let v = tensor(&[3], &[1.0, 2.0, 3.0]);
+        let cases = [
+            (PadMode::Constant, (2, 1), vec![0.0, 0.0, 1.0, 2.0, 3.0, 0.0]),
+            (PadMode::Reflect, (2, 2), vec![3.0, 2.0, 1.0, 2.0, 3.0, 2.0, 1.0]),
+            (PadMode::Edge, (2, 1), vec![1.0, 1.0, 1.0, 2.0, 3.0, 3.0]),
+        ];
+        for (mode, widths, expected) in cases {
+            let gather = Gather::pad(&[3], &[widths], mode).unwrap();
+            assert_eq!(gather.apply(&v).unwrap().to_vec(), expected, "{mode:?}");
+            assert_transposed(&gather);
+        }
+        let x = range(&[2, 3]);
+        let gather = Gather::pad(&[2, 3], &[(1, 0), (1, 2)], PadMode::Reflect).unwrap();
+        assert_eq!(gather.output_shape(), [3, 6]);
+        #[rustfmt::skip]
+        let expected = [
+            4.0, 3.0, 4.0, 5.0, 4.0, 3.0,
+            1.0, 0.0, 1.0, 2.0, 1.0, 0.0,
+            4.0, 3.0, 4.0, 5.0, 4.0, 3.0,
+        ];
+        assert_eq!(gather.apply(&x).unwrap().to_vec(), expected);
+        assert_transposed(&gather);
+        assert_eq!(
+            Gather::pad(&[3], &[(3, 0)], PadMode::Reflect).unwrap_err().to_string(),
+            "pad: `reflect` padding of axis 0 (extent 3) needs widths below the extent, got [3, 0]"
+        );
+        assert_eq!(
+            Gather::pad(&[0], &[(1, 0)], PadMode::Edge).unwrap_err().to_string(),
+            "pad: `edge` padding of axis 0 (extent 0) needs widths of 0 for an empty axis, got [1, 0]"
+        );
+        assert_eq!(
+            Gather::pad(&[3], &[(1, 0), (1, 1)], PadMode::Edge).unwrap_err().to_string(),
+            "pad: 2 pairs of widths for a tensor of rank 1"
+        );
+        // Constant padding of an empty axis is fine.
+        assert_eq!(Gather::pad(&[0], &[(1, 2)], PadMode::Constant).unwrap().output_shape(), [3]);
+    }
+
+    #[test]
+    fn take_along_matches_numpy() {
+        let x = range(&[2, 3]);
+        let indices = tensor(&[2, 2], &[2.0, 0.0, -1.0, 1.0]);
+        let gather = Gather::take_along(&[2, 3], &indices, 1).unwrap();
+        assert_eq!(gather.apply(&x).unwrap().to_vec(), [2.0, 0.0, 5.0, 4.0]);
+        assert_transposed(&gather);
+        let rows = tensor(&[1, 3], &[1.0, 0.0, 1.0]);
+        let gather = Gather::take_along(&[2, 3], &rows, 0).unwrap();
+        assert_eq!(gather.apply(&x).unwrap().to_vec(), [3.0, 1.0, 5.0]);
+        assert_eq!(
+            Gather::take_along(&[2, 3], &tensor(&[2, 1], &[3.0, 0.0]), 1).unwrap_err().to_string(),
+            "index 3 is not an integer in the range -3 to 2"
+        );
+        assert_eq!(
+            Gather::take_along(&[2, 3], &tensor(&[2, 1], &[0.5, 0.0]), 1).unwrap_err().to_string(),
+            "index 0.5 is not an integer in the range -3 to 2"
+        );
+        assert_eq!(
+            Gather::take_along(&[2, 3], &tensor(&[3, 1], &[0.0; 3]), 1).unwrap_err().to_string(),
+            "take_along_axis: indices Tensor[3][1] do not fit Tensor[2][3] along axis 1"
+        );
+    }
+
+    #[test]
+    fn windows_lay_out_patches() {
+        // One 3x3 image, 2x2 windows with stride 1: im2col columns, one per window position.
+        let x = range(&[1, 1, 3, 3]);
+        let unit = |n: usize| vec![n, n];
+        let windows =
+            Windows { kernel: unit(2), stride: unit(1), padding: unit(0), dilation: unit(1) };
+        let gather = Gather::windows("conv2d", &[1, 1, 3, 3], &windows, true, 0.0).unwrap();
+        assert_eq!(gather.output_shape(), [1, 2, 2, 1, 2, 2]);
+        #[rustfmt::skip]
+        let expected = [
+            0.0, 1.0, 3.0, 4.0,
+            1.0, 2.0, 4.0, 5.0,
+            3.0, 4.0, 6.0, 7.0,
+            4.0, 5.0, 7.0, 8.0,
+        ];
+        assert_eq!(gather.apply(&x).unwrap().to_vec(), expected);
+        assert_transposed(&gather);
+        // Padding 1, stride 2: the corners of a padded 5x5; pooling layout with -inf fill.
+        let windows =
+            Windows { kernel: unit(2), stride: unit(2), padding: unit(1), dilation: unit(1) };
+        let gather =
+            Gather::windows("max_pool2d", &[1, 1, 3, 3], &windows, false, f64::NEG_INFINITY)
+                .unwrap();
+        assert_eq!(gather.output_shape(), [1, 1, 2, 2, 2, 2]);
+        let inf = f64::NEG_INFINITY;
+        #[rustfmt::skip]
+        let expected = [
+            inf, inf, inf, 0.0,
+            inf, inf, 1.0, 2.0,
+            inf, 3.0, inf, 6.0,
+            4.0, 5.0, 7.0, 8.0,
+        ];
+        assert_eq!(gather.apply(&x).unwrap().to_vec(), expected);
+        assert_transposed(&gather);
+        // Dilation 2 on a 1-d signal.
+        let windows =
+            Windows { kernel: vec![2], stride: vec![1], padding: vec![0], dilation: vec![2] };
+        let gather = Gather::windows("conv1d", &[1, 1, 4], &windows, true, 0.0).unwrap();
+        assert_eq!(gather.apply(&range(&[1, 1, 4])).unwrap().to_vec(), [0.0, 1.0, 2.0, 3.0]);
+        assert_eq!(
+            Gather::windows("conv1d", &[1, 1, 2], &windows, true, 0.0).unwrap_err().to_string(),
+            "conv1d: a window spanning 3 elements does not fit an axis of extent 2 with padding 0"
+        );
+    }
+}
