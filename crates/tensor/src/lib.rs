@@ -59,7 +59,10 @@ pub use self::format::{
 pub use self::gather::{Gather, PadMode, Windows};
 pub use self::index::{Index, add_at, get, indexed_shape, set};
 pub use self::io::{load_csv, load_npy, parse_csv, save_npy};
-pub use self::linalg::{cholesky, det, inv, solve};
+pub use self::linalg::{
+    MatrixOrd, cholesky, default_rtol, det, eigh, eigvalsh, inv, lstsq, matrix_norm, pinv, qr,
+    slogdet, solve, svd, svdvals,
+};
 pub use self::matmul::{matmul, matmul_shape};
 pub use self::random::Rng;
 pub use self::reduce::{

@@ -120,7 +120,13 @@ pub fn inv(t: &mut Tape, x: Value) -> Result<Value, AdError> {
 /// The determinant of a square matrix, a float.
 pub fn det(t: &mut Tape, x: Value) -> Result<Value, AdError> {
     match t.lift([x]) {
-        Lifted::Plain([x]) => Ok(Value::Float(tensor::det(&plain::into_tensor(x, "det")?)?)),
+        Lifted::Plain([x]) => {
+            let determinants = tensor::det(&plain::into_tensor(x, "det")?)?;
+            Ok(match determinants.rank() {
+                0 => Value::Float(determinants.to_scalar()?),
+                _ => Value::tensor(determinants),
+            })
+        }
         Lifted::Tracked { level, inner: [x], args: [arg] } => {
             let out = det(t, x.clone())?;
             t.push(level, Op::Det { x: tracked(arg)?, input: x, output: out.clone() }, out)
