@@ -13,6 +13,13 @@
 //!   libm, the same on every platform), not the system's, so the results are bit-for-bit
 //!   identical everywhere.
 //!
+//! - an integer below `n` (`randint`, `permutation`) rejects raw outputs below `2^64 mod n`, so
+//!   that the `2^64 - (2^64 mod n)` accepted ones are a whole number of copies of `0..n`, and
+//!   returns the accepted output `mod n` (the method of OpenBSD's `arc4random_uniform`);
+//! - `permutation(n)` is the Fisher-Yates shuffle of `0, 1, ..., n - 1`: for `i` from `n - 1` down
+//!   to 1, swap element `i` with element `j`, an integer below `i + 1`;
+//! - a Bernoulli draw with probability `p` is 1 when `uniform() < p`, else 0.
+//!
 //! Tensors are filled in row-major order.
 
 use rand::{RngCore, SeedableRng};
@@ -73,6 +80,67 @@ impl Rng {
     pub fn randn(&mut self, shape: &[usize]) -> Result<Tensor, TensorError> {
         let len = super::check_allocation(shape)?;
         let values = (0..len).map(|_| self.next_normal()).collect();
+        Tensor::from_vec(shape, values)
+    }
+}
+
+impl Rng {
+    /// An integer in `0..n` (see the module documentation); `n` must be positive.
+    pub fn next_below(&mut self, n: u64) -> u64 {
+        let threshold = n.wrapping_neg() % n;
+        loop {
+            let raw = self.next_u64();
+            if raw >= threshold {
+                return raw % n;
+            }
+        }
+    }
+
+    /// A tensor of `shape` filled with integers in `low..high`, as floats (`randint`).
+    pub fn randint(&mut self, low: i64, high: i64, shape: &[usize]) -> Result<Tensor, TensorError> {
+        let empty_range = || TensorError::Argument {
+            op: "randint",
+            reason: format!("the range {low} to {high} (high excluded) holds no integer"),
+        };
+        if high <= low {
+            return Err(empty_range());
+        }
+        // The width of the range as an unsigned number, exact for every pair of i64.
+        let width = high.wrapping_sub(low) as u64;
+        let len = super::check_allocation(shape)?;
+        let values = (0..len)
+            // Integers beyond 2^53 round, as every conversion of an int to a float does.
+            .map(|_| low.wrapping_add(self.next_below(width) as i64) as f64)
+            .collect();
+        Tensor::from_vec(shape, values)
+    }
+
+    /// A random ordering of `0, 1, ..., n - 1`, as floats (`permutation`).
+    pub fn permutation(&mut self, n: usize) -> Result<Tensor, TensorError> {
+        super::check_allocation(&[n])?;
+        let mut values: Vec<f64> = (0..n).map(|i| i as f64).collect();
+        for i in (1..n).rev() {
+            let j = self.next_below(i as u64 + 1) as usize;
+            values.swap(i, j);
+        }
+        Ok(Tensor::vector(values))
+    }
+
+    /// A tensor of `shape` of 0s and 1s, each 1 with the probability in `p` at its position
+    /// (`p` broadcasts to `shape`; probabilities outside `[0, 1]` are an error).
+    pub fn bernoulli(&mut self, p: &Tensor, shape: &[usize]) -> Result<Tensor, TensorError> {
+        if let Some(&bad) = p.array().iter().find(|p| !(0.0..=1.0).contains(*p)) {
+            return Err(TensorError::Argument {
+                op: "bernoulli",
+                reason: format!("the probability {bad} is not between 0 and 1"),
+            });
+        }
+        let probabilities = super::broadcast_to(p, shape)?;
+        let values = probabilities
+            .array()
+            .iter()
+            .map(|&p| if self.next_uniform() < p { 1.0 } else { 0.0 })
+            .collect();
         Tensor::from_vec(shape, values)
     }
 }
@@ -146,6 +214,49 @@ mod tests {
         let mean = normal.iter().sum::<f64>() / 1e5;
         let variance = normal.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / 1e5;
         assert!(mean.abs() < 0.02 && (variance - 1.0).abs() < 0.02, "{mean} {variance}");
+    }
+
+    #[test]
+    fn integers_and_permutations_are_pinned_and_uniform() {
+        // Pinned from this implementation (seed 0), and checked by hand against the raw outputs
+        // pinned above: NumPy's generators are other algorithms.
+        let mut rng = Rng::from_seed(0);
+        let ints = rng.randint(-2, 3, &[8]).unwrap().to_vec();
+        assert_eq!(ints, [-2.0, 1.0, -1.0, 1.0, 1.0, 2.0, -2.0, -2.0]);
+        let mut rng = Rng::from_seed(0);
+        let order = rng.permutation(6).unwrap().to_vec();
+        assert_eq!(order, [4.0, 2.0, 0.0, 1.0, 5.0, 3.0]);
+        let mut sorted = order.clone();
+        sorted.sort_by(f64::total_cmp);
+        assert_eq!(sorted, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+        assert_eq!(rng.permutation(0).unwrap().shape(), [0]);
+        // Every value of a small range about equally often.
+        let draws = Rng::from_seed(5).randint(0, 4, &[40_000]).unwrap().to_vec();
+        for value in 0..4 {
+            let count = draws.iter().filter(|&&x| x == value as f64).count();
+            assert!((count as f64 - 10_000.0).abs() < 400.0, "{value}: {count}");
+        }
+        // The widest range does not overflow.
+        let extreme = Rng::from_seed(1).randint(i64::MIN, i64::MAX, &[3]).unwrap();
+        assert_eq!(extreme.len(), 3);
+        assert_eq!(
+            Rng::from_seed(0).randint(3, 3, &[1]).unwrap_err().to_string(),
+            "randint: the range 3 to 3 (high excluded) holds no integer"
+        );
+    }
+
+    #[test]
+    fn bernoulli_draws_follow_their_probabilities() {
+        let mut rng = Rng::from_seed(2);
+        let p = Tensor::vector(vec![0.0, 0.25, 1.0]);
+        let draws = rng.bernoulli(&p, &[20_000, 3]).unwrap();
+        let columns: Vec<f64> = draws.array().sum_axis(ndarray::Axis(0)).iter().copied().collect();
+        assert_eq!((columns[0], columns[2]), (0.0, 20_000.0));
+        assert!((columns[1] - 5_000.0).abs() < 250.0, "{}", columns[1]);
+        assert_eq!(
+            rng.bernoulli(&Tensor::scalar(1.5), &[2]).unwrap_err().to_string(),
+            "bernoulli: the probability 1.5 is not between 0 and 1"
+        );
     }
 
     #[test]
