@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 use std::rc::Rc;
 
-use hir::{DefId, Ratio, RelSpan, SizeExpr, TransformOp};
+use hir::{Builtin, DefId, Ratio, RelSpan, SizeExpr, TransformOp};
 
 use crate::value::Value;
 use tensor::einsum::{Contraction, EinsumSpec};
@@ -287,7 +287,8 @@ pub enum TargetShape {
     Dims(Box<[DimSpec]>),
 }
 
-/// An item of `print` or `write`: a value or a string literal.
+/// A value or a string literal: an item of `print` or `write`, or an argument of a library
+/// built-in, whose options are string literals (`pad(t, widths, "reflect")`).
 #[derive(Clone, Debug)]
 pub enum PrintItem {
     Value(Operand),
@@ -411,6 +412,12 @@ pub enum BuiltinCall {
     EinsumEllipsis {
         spec: Rc<EinsumSpec>,
         operands: Box<[Operand]>,
+    },
+    /// A library built-in (`clip`, `std`, `conv2d`, ...), by the form the checker gave it:
+    /// `interp::library` reads the arguments as its rule says.
+    Library {
+        builtin: Builtin,
+        args: Box<[PrintItem]>,
     },
     /// A tensor literal whose rows are tensors: stacked along a new first axis.
     StackRows(Box<[Operand]>),
@@ -1045,7 +1052,9 @@ impl BuiltinCall {
             | BuiltinCall::GradOf(x)
             | BuiltinCall::Sizeof(x)
             | BuiltinCall::ToTensor { x, .. } => vec![*x],
-            BuiltinCall::Print(printed) | BuiltinCall::Write(printed) => items(printed),
+            BuiltinCall::Print(printed)
+            | BuiltinCall::Write(printed)
+            | BuiltinCall::Library { args: printed, .. } => items(printed),
             BuiltinCall::PrintOptions(PrintOptionsArgs::Mode(_)) => Vec::new(),
             BuiltinCall::PrintOptions(PrintOptionsArgs::Values(values)) => values.to_vec(),
             BuiltinCall::Load { .. } | BuiltinCall::SizeofDims(_) => Vec::new(),
@@ -1095,6 +1104,7 @@ impl BuiltinCall {
             BuiltinCall::Cholesky(_) => "cholesky",
             BuiltinCall::Trace(_) => "trace",
             BuiltinCall::Diag(_) => "diag",
+            BuiltinCall::Library { builtin, .. } => builtin.name(),
             BuiltinCall::Print(_) => "print",
             BuiltinCall::Write(_) => "write",
             BuiltinCall::PrintOptions(_) => "print_options",

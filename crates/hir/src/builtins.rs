@@ -24,9 +24,32 @@ pub enum Builtin {
     Sigmoid,
     Relu,
     Softplus,
+    Floor,
+    Ceil,
+    Round,
+    Trunc,
+    Sign,
+    Erf,
+    Erfc,
+    Gelu,
+    Silu,
+    Softsign,
+    LeakyRelu,
+    Elu,
+    Log1p,
+    Expm1,
+    Exp2,
+    Cbrt,
+    IsNan,
+    IsFinite,
     Pow,
     Max,
     Min,
+    Atan2,
+    Hypot,
+    Mod,
+    Clip,
+    Where,
     Sum,
     Mean,
     Prod,
@@ -34,6 +57,12 @@ pub enum Builtin {
     Logsumexp,
     Softmax,
     LogSoftmax,
+    Argmax,
+    Argmin,
+    Std,
+    Variance,
+    CountNonzero,
+    Argsort,
     Zeros,
     Ones,
     Full,
@@ -47,15 +76,35 @@ pub enum Builtin {
     Rank,
     All,
     Any,
+    Linspace,
+    Squeeze,
+    Unsqueeze,
+    ExpandDims,
+    Tril,
+    Triu,
+    OneHot,
+    BroadcastTo,
+    Kron,
+    Outer,
     Seed,
     Rand,
     Randn,
+    Randint,
+    Permutation,
+    Uniform,
+    Normal,
+    Bernoulli,
     Inv,
     Det,
     Solve,
     Cholesky,
     Trace,
     Diag,
+    Cross,
+    CrossEntropy,
+    Nll,
+    Mse,
+    BceWithLogits,
     Print,
     Write,
     PrintOptions,
@@ -84,14 +133,27 @@ pub const PRINT_MODES: [&str; 3] = ["default", "line", "exact"];
 pub enum Rule {
     /// `sin(x)`: `float` (or `int`) to `float`, a tensor to the same shape.
     Elementwise,
+    /// `gelu(x, "tanh")`, `leaky_relu(x, slope)`, `elu(x, alpha)`: element-wise with an optional
+    /// option (a string for `gelu`, a number otherwise).
+    Activation,
+    /// `isnan(x)`: a `bool` of a number, a 0/1 mask of a tensor.
+    Predicate,
     /// `pow(x, p)`: both broadcast; the result has the broadcast shape.
     ElementwiseBinary,
+    /// `clip(x, lo, hi)`, `where(mask, a, b)`: three operands that broadcast together.
+    Ternary,
     /// `max(a, b)` element-wise, or `max(t)` / `max(t, axis)` as a reduction.
     MaxMin,
     /// `sum(t)` is a `float`; `sum(t, axis)` drops that axis.
     Reduction,
     /// `softmax(t, axis)`: same shape as `t`.
     SameShapeAxis,
+    /// `argmax(t)` is an `int` (a row-major position); `argmax(t, axis, keepdims)` a tensor.
+    ArgReduction,
+    /// `std(t, axis, ddof, keepdims)`, `variance(...)`.
+    Moment,
+    /// `argsort(t, axis)`: the same shape, along the last axis by default.
+    Sort,
     /// `zeros([d0, d1])`: the shape is the list.
     FromShapeList,
     /// `full([d0, d1], v)`.
@@ -104,16 +166,43 @@ pub enum Rule {
     Stack,
     /// `shape(t, axis)`, `rank(t)`: an `int`.
     ShapeQuery,
-    /// `all(t)`, `any(t)`: a `bool`.
+    /// `all(t)`, `any(t)`: a `bool`; along an axis, a mask.
     Truth,
+    /// `linspace(start, stop, num)`.
+    Linspace,
+    /// `squeeze(t)`, `squeeze(t, axis)`.
+    Squeeze,
+    /// `unsqueeze(t, axis)`, `expand_dims(t, axis)`.
+    Unsqueeze,
+    /// `tril(t, k)`, `triu(t, k)`: the same shape, rank 2 or more.
+    Triangle,
+    /// `one_hot(labels, n)`: one more axis of extent `n`.
+    OneHot,
+    /// `broadcast_to(t, [d0, d1, ...])`.
+    BroadcastTo,
+    Kron,
+    Outer,
     /// `seed(n)`: `void`.
     Seed,
+    /// `randint(low, high, [d0, ...])`.
+    Randint,
+    /// `permutation(n)`: `Tensor[n]`.
+    Permutation,
+    /// `uniform(lo, hi, [d0, ...])`, `normal(mean, std, shape)`, `bernoulli(p, shape)`: the
+    /// parameters broadcast to the shape.
+    Distribution,
     /// `inv(A)`, `cholesky(A)`: a square matrix to one of the same shape.
     SquareToSquare,
     /// `det(A)`, `trace(A)`: a square matrix to a `float`.
     SquareToScalar,
     Solve,
     Diag,
+    /// `cross(a, b)`: vectors of 3 along the last axis, broadcasting.
+    Cross,
+    /// `cross_entropy(logits, labels)`, `nll(log_probs, labels)`: `[N][C]` and `[N]` to a float.
+    ClassLoss,
+    /// `mse(prediction, target)`, `bce_with_logits(logits, target)`: one shape to a float.
+    PairLoss,
     /// `print(a, b, ...)` and `write(a, b, ...)`: `void`; strings are allowed as arguments.
     Print,
     /// `print_options(precision, threshold, line_width, suppress_small)` or
@@ -188,38 +277,87 @@ table! {
     Sigmoid "sigmoid" 1..1 Elementwise true "sigmoid(x)" "Logistic function 1 / (1 + e^-x), element-wise.";
     Relu "relu" 1..1 Elementwise true "relu(x)" "max(x, 0), element-wise.";
     Softplus "softplus" 1..1 Elementwise true "softplus(x)" "ln(1 + e^x), element-wise.";
+    Floor "floor" 1..1 Elementwise true "floor(x)" "The largest integer not above x, element-wise; its derivative is 0.";
+    Ceil "ceil" 1..1 Elementwise true "ceil(x)" "The smallest integer not below x, element-wise; its derivative is 0.";
+    Round "round" 1..1 Elementwise true "round(x)" "The nearest integer, element-wise, halves to even as in NumPy (round(2.5) is 2.0); its derivative is 0.";
+    Trunc "trunc" 1..1 Elementwise true "trunc(x)" "x without its fraction (rounded toward zero), element-wise; its derivative is 0.";
+    Sign "sign" 1..1 Elementwise true "sign(x)" "-1, 0 or 1 by the sign of x, element-wise (NaN stays NaN); its derivative is 0.";
+    Erf "erf" 1..1 Elementwise true "erf(x)" "The error function, element-wise.";
+    Erfc "erfc" 1..1 Elementwise true "erfc(x)" "1 - erf(x), accurate where erf(x) is close to 1, element-wise.";
+    Gelu "gelu" 1..2 Activation true "gelu(x) | gelu(x, \"tanh\")" "x Φ(x) with Φ the standard normal distribution function, element-wise; with \"tanh\", its tanh approximation x (1 + tanh(√(2/π) (x + 0.044715 x^3))) / 2, as PyTorch's approximate=\"tanh\".";
+    Silu "silu" 1..1 Elementwise true "silu(x)" "x sigmoid(x) (also called swish), element-wise.";
+    Softsign "softsign" 1..1 Elementwise true "softsign(x)" "x / (1 + |x|), element-wise.";
+    LeakyRelu "leaky_relu" 1..2 Activation true "leaky_relu(x) | leaky_relu(x, slope)" "x where x > 0, else slope x (slope 0.01 by default), element-wise; the derivative at 0 is slope, as in PyTorch.";
+    Elu "elu" 1..2 Activation true "elu(x) | elu(x, alpha)" "x where x > 0, else alpha (e^x - 1) (alpha 1 by default), element-wise.";
+    Log1p "log1p" 1..1 Elementwise true "log1p(x)" "ln(1 + x), accurate for small x, element-wise.";
+    Expm1 "expm1" 1..1 Elementwise true "expm1(x)" "e^x - 1, accurate for small x, element-wise.";
+    Exp2 "exp2" 1..1 Elementwise true "exp2(x)" "2 raised to x, element-wise (exact at integers).";
+    Cbrt "cbrt" 1..1 Elementwise true "cbrt(x)" "The real cube root, element-wise.";
+    IsNan "isnan" 1..1 Predicate false "isnan(x)" "Whether x is NaN: a bool of a number, a mask of 0.0 and 1.0 of a tensor.";
+    IsFinite "isfinite" 1..1 Predicate false "isfinite(x)" "Whether x is neither infinite nor NaN: a bool of a number, a mask of a tensor.";
     Pow "pow" 2..2 ElementwiseBinary true "pow(x, p)" "x raised to p, element-wise with broadcasting.";
-    Max "max" 1..2 MaxMin true "max(a, b) | max(t) | max(t, axis)" "The larger of a and b element-wise (the gradient goes to the larger input); with one tensor, or a tensor and an int axis, its maximum.";
-    Min "min" 1..2 MaxMin true "min(a, b) | min(t) | min(t, axis)" "The smaller of a and b element-wise; with one tensor, or a tensor and an int axis, its minimum.";
-    Sum "sum" 1..2 Reduction true "sum(t) | sum(t, axis)" "Sum of the elements, or along one axis.";
-    Mean "mean" 1..2 Reduction true "mean(t) | mean(t, axis)" "Mean of the elements, or along one axis.";
-    Prod "prod" 1..2 Reduction true "prod(t) | prod(t, axis)" "Product of the elements, or along one axis.";
-    Norm "norm" 1..2 Reduction true "norm(t) | norm(t, axis)" "Euclidean norm of the elements, or along one axis.";
-    Logsumexp "logsumexp" 1..2 Reduction true "logsumexp(t) | logsumexp(t, axis)" "ln(sum(exp(t))), computed stably, or along one axis.";
+    Max "max" 1..3 MaxMin true "max(a, b) | max(t) | max(t, axis, keepdims)" "The larger of a and b element-wise (the gradient goes to the larger input); with one tensor, or a tensor and an int axis, its maximum.";
+    Min "min" 1..3 MaxMin true "min(a, b) | min(t) | min(t, axis, keepdims)" "The smaller of a and b element-wise; with one tensor, or a tensor and an int axis, its minimum.";
+    Atan2 "atan2" 2..2 ElementwiseBinary true "atan2(y, x)" "The angle of the point (x, y) in [-π, π], element-wise with broadcasting; the gradient at the origin is 0.";
+    Hypot "hypot" 2..2 ElementwiseBinary true "hypot(a, b)" "sqrt(a^2 + b^2) without overflow, element-wise with broadcasting; the gradient at the origin is 0.";
+    Mod "mod" 2..2 ElementwiseBinary true "mod(a, b)" "Floored modulo: a - floor(a / b) b, with the sign of b (Python's and NumPy's %; C's % keeps the sign of a). Two ints give an int.";
+    Clip "clip" 3..3 Ternary true "clip(x, lo, hi)" "min(max(x, lo), hi) element-wise, all three broadcasting; the gradient goes to x where lo <= x <= hi (bounds included, as in PyTorch), else to the bound.";
+    Where "where" 3..3 Ternary true "where(mask, a, b)" "a where mask is non-zero, else b, element-wise with broadcasting; the gradient of each branch is 0 where it is not chosen. Both branches are computed: guard the input of one whose derivative is infinite where it is not chosen, as in where(x > 0, ln(where(x > 0, x, 1.0)), 0.0).";
+    Sum "sum" 1..3 Reduction true "sum(t) | sum(t, axis, keepdims)" "Sum of the elements, or along one axis.";
+    Mean "mean" 1..3 Reduction true "mean(t) | mean(t, axis, keepdims)" "Mean of the elements, or along one axis.";
+    Prod "prod" 1..3 Reduction true "prod(t) | prod(t, axis, keepdims)" "Product of the elements, or along one axis.";
+    Norm "norm" 1..4 Reduction true "norm(t) | norm(t, axis, ord, keepdims)" "Euclidean norm of the elements, or along one axis; with ord, the vector norm of that order: p for (sum |x|^p)^(1/p), \"inf\" and \"-inf\" for the largest and smallest |x|, 0 for the count of non-zeros. The gradient at 0 is 0.";
+    Logsumexp "logsumexp" 1..3 Reduction true "logsumexp(t) | logsumexp(t, axis, keepdims)" "ln(sum(exp(t))), computed stably, or along one axis.";
     Softmax "softmax" 1..2 SameShapeAxis true "softmax(t, axis)" "Softmax along an axis (the last by default).";
     LogSoftmax "log_softmax" 1..2 SameShapeAxis true "log_softmax(t, axis)" "Logarithm of the softmax along an axis (the last by default).";
+    Argmax "argmax" 1..3 ArgReduction false "argmax(t) | argmax(t, axis, keepdims)" "The position of the first largest element (a NaN counts as largest): an int indexing the row-major elements, or along an axis a tensor of positions.";
+    Argmin "argmin" 1..3 ArgReduction false "argmin(t) | argmin(t, axis, keepdims)" "The position of the first smallest element (a NaN counts as smallest), as argmax.";
+    Std "std" 1..4 Moment true "std(t) | std(t, axis, ddof, keepdims)" "Standard deviation of the elements, or along an axis, dividing by the count less ddof (0 by default); the gradient where it is 0 is 0.";
+    Variance "variance" 1..4 Moment true "variance(t) | variance(t, axis, ddof, keepdims)" "Variance of the elements, or along an axis, dividing by the count less ddof (0 by default); NumPy's var (`var` is a keyword).";
+    CountNonzero "count_nonzero" 1..3 ArgReduction false "count_nonzero(t) | count_nonzero(t, axis, keepdims)" "The number of non-zero elements (NaN counts): an int, or along an axis a tensor of counts.";
+    Argsort "argsort" 1..2 Sort false "argsort(t) | argsort(t, axis)" "The positions that sort t along an axis (the last by default): stable, NaN last, as NumPy's kind=\"stable\".";
     Zeros "zeros" 1..1 FromShapeList false "zeros([d0, d1, ...])" "A tensor of zeros of the given shape.";
     Ones "ones" 1..1 FromShapeList false "ones([d0, d1, ...])" "A tensor of ones of the given shape.";
     Full "full" 2..2 Full false "full([d0, d1, ...], v)" "A tensor of the given shape filled with v.";
     Eye "eye" 1..1 Eye false "eye(n)" "The n-by-n identity matrix.";
-    Arange "arange" 1..1 Arange false "arange(n)" "The vector [0, 1, ..., n - 1].";
-    Reshape "reshape" 2..2 Reshape true "reshape(t, [d0, d1, ...])" "The elements of t, row-major, in a new shape with the same number of elements.";
+    Arange "arange" 1..3 Arange false "arange(n) | arange(start, stop, step)" "The vector [0, 1, ..., n - 1]; with start and stop, from start by step (1 by default) while below stop (above it for a negative step), as NumPy's arange.";
+    Reshape "reshape" 2..2 Reshape true "reshape(t, [d0, d1, ...])" "The elements of t, row-major, in a new shape with the same number of elements; one extent may be -1, the number that makes the counts agree.";
     Transpose "transpose" 1..2 Transpose true "transpose(t) | transpose(t, [axes])" "Reverses the axes, or permutes them as listed.";
-    Concat "concat" 3..3 Concat true "concat(a, b, axis)" "Joins two tensors along an existing axis.";
-    Stack "stack" 2..2 Stack true "stack(a, b)" "Joins two tensors of one shape along a new first axis.";
+    Concat "concat" 2..inf Concat true "concat(a, b, ..., axis)" "Joins tensors along an existing axis (the first when the last argument is not an int axis).";
+    Stack "stack" 1..inf Stack true "stack(a, b, ...)" "Joins tensors of one shape along a new first axis.";
     Shape "shape" 2..2 ShapeQuery false "shape(t, axis)" "The extent of an axis, as an int.";
     Rank "rank" 1..1 ShapeQuery false "rank(t)" "The number of axes, as an int.";
-    All "all" 1..1 Truth false "all(t)" "Whether every element is non-zero.";
-    Any "any" 1..1 Truth false "any(t)" "Whether some element is non-zero.";
+    All "all" 1..3 Truth false "all(t) | all(t, axis, keepdims)" "Whether every element is non-zero (true of none); along an axis, a mask.";
+    Any "any" 1..3 Truth false "any(t) | any(t, axis, keepdims)" "Whether some element is non-zero (false of none); along an axis, a mask.";
+    Linspace "linspace" 3..3 Linspace false "linspace(start, stop, num)" "num evenly spaced numbers from start to stop, both included.";
+    Squeeze "squeeze" 1..2 Squeeze true "squeeze(t) | squeeze(t, axis)" "t without its axes of extent 1, or without that one axis (which must have extent 1).";
+    Unsqueeze "unsqueeze" 2..2 Unsqueeze true "unsqueeze(t, axis)" "t with a new axis of extent 1 at position axis (rank(t) appends it), as PyTorch's unsqueeze.";
+    ExpandDims "expand_dims" 2..2 Unsqueeze true "expand_dims(t, axis)" "The same as unsqueeze, under NumPy's name.";
+    Tril "tril" 1..2 Triangle true "tril(t) | tril(t, k)" "The lower triangle of each matrix of t (the last two axes): elements on and below the k-th diagonal kept, the others 0.";
+    Triu "triu" 1..2 Triangle true "triu(t) | triu(t, k)" "The upper triangle of each matrix of t: elements on and above the k-th diagonal kept, the others 0.";
+    OneHot "one_hot" 2..2 OneHot false "one_hot(labels, n)" "A new last axis of n: 1.0 at each label's position, 0.0 elsewhere; labels must be integers in 0..n.";
+    BroadcastTo "broadcast_to" 2..2 BroadcastTo true "broadcast_to(t, [d0, d1, ...])" "t broadcast to a shape, as NumPy's broadcast_to.";
+    Kron "kron" 2..2 Kron true "kron(a, b)" "The Kronecker product: each element of a times the whole of b, as NumPy's kron.";
+    Outer "outer" 2..2 Outer true "outer(a, b)" "The outer product of the elements of a and b, a Tensor[sizeof a][sizeof b].";
     Seed "seed" 1..1 Seed false "seed(n)" "Seeds the random generator; runs are reproducible across machines.";
     Rand "rand" 1..1 FromShapeList false "rand([d0, d1, ...])" "Uniform random numbers in [0, 1) of the given shape.";
     Randn "randn" 1..1 FromShapeList false "randn([d0, d1, ...])" "Standard normal random numbers of the given shape.";
+    Randint "randint" 3..3 Randint false "randint(low, high, [d0, d1, ...])" "Random integers from low to high (high excluded), all equally likely.";
+    Permutation "permutation" 1..1 Permutation false "permutation(n)" "A random ordering of 0, 1, ..., n - 1.";
+    Uniform "uniform" 3..3 Distribution true "uniform(lo, hi, [d0, d1, ...])" "Uniform random numbers in [lo, hi); lo + (hi - lo) u, differentiable in lo and hi.";
+    Normal "normal" 3..3 Distribution true "normal(mean, std, [d0, d1, ...])" "Normal random numbers; mean + std z, differentiable in mean and std.";
+    Bernoulli "bernoulli" 2..2 Distribution false "bernoulli(p, [d0, d1, ...])" "Random 1.0 with probability p, else 0.0 (dropout masks).";
     Inv "inv" 1..1 SquareToSquare true "inv(A)" "The inverse of a square matrix.";
     Det "det" 1..1 SquareToScalar true "det(A)" "The determinant of a square matrix.";
     Solve "solve" 2..2 Solve true "solve(A, b)" "The x with A @ x == b, for a square A.";
     Cholesky "cholesky" 1..1 SquareToSquare true "cholesky(A)" "The lower-triangular L with L @ transpose(L) == A.";
     Trace "trace" 1..1 SquareToScalar true "trace(A)" "The sum of the diagonal of a square matrix.";
     Diag "diag" 1..1 Diag true "diag(v)" "The square matrix with v on its diagonal; of a matrix, its diagonal.";
+    Cross "cross" 2..2 Cross true "cross(a, b)" "The cross product of vectors of 3 along the last axis, broadcasting.";
+    CrossEntropy "cross_entropy" 2..2 ClassLoss true "cross_entropy(logits, labels)" "The mean over the batch of -log_softmax(logits)[i, labels[i]], for logits [N][C] and integer labels [N], as PyTorch's cross_entropy.";
+    Nll "nll" 2..2 ClassLoss true "nll(log_probs, labels)" "The mean over the batch of -log_probs[i, labels[i]], as PyTorch's nll_loss.";
+    Mse "mse" 2..2 PairLoss true "mse(prediction, target)" "The mean of the squared differences.";
+    BceWithLogits "bce_with_logits" 2..2 PairLoss true "bce_with_logits(logits, target)" "The mean binary cross-entropy of sigmoid(logits) against targets in [0, 1], computed stably as softplus(x) - x t.";
     Print "print" 0..inf Print false "print(a, b, ...)" "Prints the values separated by one space, then a newline.";
     Write "write" 0..inf Print false "write(a, b, ...)" "Prints the values like `print`, separated by one space, without a newline at the end, then flushes standard output: `write(\"\\repoch\", n)` rewrites the current line.";
     PrintOptions "print_options" 1..4 PrintOptions false "print_options(precision, threshold, line_width, suppress_small) | print_options(\"line\")" "How `print` and `write` lay out tensors from here on: at most `precision` decimals (8), summarised past `threshold` elements (1000), rows wrapped at `line_width` characters (75), and with `suppress_small` numbers too small for the precision shown as zero instead of in scientific notation (false). `print_options(\"line\")` prints tensors on one line in the shortest round-trip form, `\"exact\"` lays them out with every digit of that form, `\"default\"` restores the defaults.";

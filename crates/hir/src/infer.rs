@@ -9,6 +9,7 @@ mod call;
 mod einsum;
 mod expr;
 mod index_stmt;
+mod library;
 
 use std::sync::Arc;
 

@@ -11,12 +11,71 @@ const GROUPS: &[(&str, &[&str])] = &[
     (
         "Element-wise functions",
         &[
-            "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "ln",
-            "log", "log2", "log10", "sqrt", "abs", "sigmoid", "relu", "softplus", "pow", "max",
+            "sin",
+            "cos",
+            "tan",
+            "asin",
+            "acos",
+            "atan",
+            "sinh",
+            "cosh",
+            "tanh",
+            "exp",
+            "ln",
+            "log",
+            "log2",
+            "log10",
+            "sqrt",
+            "abs",
+            "sigmoid",
+            "relu",
+            "softplus",
+            "floor",
+            "ceil",
+            "round",
+            "trunc",
+            "sign",
+            "erf",
+            "erfc",
+            "gelu",
+            "silu",
+            "softsign",
+            "leaky_relu",
+            "elu",
+            "log1p",
+            "expm1",
+            "exp2",
+            "cbrt",
+            "isnan",
+            "isfinite",
+            "pow",
+            "max",
             "min",
+            "atan2",
+            "hypot",
+            "mod",
+            "clip",
+            "where",
         ],
     ),
-    ("Reductions", &["sum", "mean", "prod", "norm", "logsumexp", "softmax", "log_softmax"]),
+    (
+        "Reductions, scans and sorting",
+        &[
+            "sum",
+            "mean",
+            "prod",
+            "norm",
+            "logsumexp",
+            "softmax",
+            "log_softmax",
+            "argmax",
+            "argmin",
+            "std",
+            "variance",
+            "count_nonzero",
+            "argsort",
+        ],
+    ),
     (
         "Shape and construction",
         &[
@@ -25,22 +84,51 @@ const GROUPS: &[(&str, &[&str])] = &[
             "full",
             "eye",
             "arange",
+            "linspace",
             "reshape",
             "transpose",
             "concat",
             "stack",
+            "squeeze",
+            "unsqueeze",
+            "expand_dims",
+            "tril",
+            "triu",
+            "one_hot",
+            "broadcast_to",
+            "kron",
+            "outer",
             "shape",
             "rank",
             "all",
             "any",
         ],
     ),
-    ("Random numbers", &["seed", "rand", "randn"]),
-    ("Linear algebra", &["inv", "det", "solve", "cholesky", "trace", "diag", "einsum"]),
+    (
+        "Random numbers",
+        &["seed", "rand", "randn", "randint", "permutation", "uniform", "normal", "bernoulli"],
+    ),
+    ("Linear algebra", &["inv", "det", "solve", "cholesky", "trace", "diag", "cross", "einsum"]),
+    ("Neural networks", &["cross_entropy", "nll", "mse", "bce_with_logits"]),
     ("Input and output", &["print", "write", "print_options", "load", "save", "load_csv"]),
     ("Differentiation", &["backward", "grad", "jvp", "vjp", "hessian", "jacobian"]),
     ("Tests", &["assert", "assert_eq", "assert_close", "gradcheck"]),
 ];
+
+/// What the page says after the tables: the conventions every entry shares, and the functions
+/// that wait for tuples.
+const NOTES: &str = "\n## Conventions\n\n\
+- Arguments are positional, options last, in NumPy's order (`language.md` section 9). Axes run \
+from 0 to `rank - 1`. `keepdims`, where a reduction takes it, is the literal \
+`true` or `false`, because it decides the result's rank.\n\
+- Index results (`argmax` along an axis, `argsort`, `permutation`, `randint`) and labels \
+(`one_hot`, `cross_entropy`, `nll`) are float tensors holding exact integers, as every tensor \
+is float.\n\
+- Derivatives at kinks and ties are documented on each entry and in `autodiff.md`; \
+differentiable entries are differentiable to any order, also at those points.\n\
+\n## Functions that return several results\n\n\
+NumPy's `qr`, `svd`, `eigh`, `slogdet`, `lstsq` and `split` return several arrays; in Nabla they \
+return tuples (`language.md` section 9), which arrive with records and tuples.\n";
 
 fn render() -> String {
     let mut out = String::from(
@@ -61,6 +149,7 @@ fn render() -> String {
             }
         }
     }
+    out.push_str(NOTES);
     out
 }
 

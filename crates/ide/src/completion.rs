@@ -266,7 +266,7 @@ mod tests {
             expect![[r#"
                 Local y float
                 Local w var Tensor[2][3]
-                Builtin sum sum(t) | sum(t, axis)
+                Builtin sum sum(t) | sum(t, axis, keepdims)
                 Builtin softmax softmax(t, axis)
                 Keyword true
             "#]],
@@ -302,7 +302,7 @@ cns int SIZE = 3;
                 Global SIZE cns int
                 Function f function float f(Tensor x[n])
                 Function helper function float helper(float x)
-                Builtin sum sum(t) | sum(t, axis)
+                Builtin sum sum(t) | sum(t, axis, keepdims)
                 Builtin softmax softmax(t, axis)
                 Keyword true
             "#]],
@@ -315,7 +315,7 @@ cns int SIZE = 3;
             "int a = 1;\nlo$0\n",
             expect![[r#"
                 Local a int
-                Builtin sum sum(t) | sum(t, axis)
+                Builtin sum sum(t) | sum(t, axis, keepdims)
                 Builtin softmax softmax(t, axis)
                 Keyword loop
                 Keyword true

@@ -192,8 +192,8 @@ mod tests {
         check(
             "Tensor t[2][3];\nprint(sum(t, $0));\n",
             expect![[r#"
-                sum(t, axis)
-                parameters: t | axis
+                sum(t, axis, keepdims)
+                parameters: t | axis | keepdims
                 active: Some(1)
                 Sum of the elements, or along one axis."#]],
         );

@@ -26,6 +26,7 @@ mod format;
 mod gather;
 mod index;
 mod io;
+mod labels;
 mod linalg;
 mod matmul;
 mod random;
@@ -59,6 +60,7 @@ pub use self::format::{
 pub use self::gather::{Gather, PadMode, Windows};
 pub use self::index::{Index, add_at, get, indexed_shape, set};
 pub use self::io::{load_csv, load_npy, parse_csv, save_npy};
+pub use self::labels::{label_positions, one_hot};
 pub use self::linalg::{
     MatrixOrd, cholesky, default_rtol, det, eigh, eigvalsh, inv, lstsq, matrix_norm, pinv, qr,
     slogdet, solve, svd, svdvals,
@@ -66,13 +68,13 @@ pub use self::linalg::{
 pub use self::matmul::{matmul, matmul_shape};
 pub use self::random::Rng;
 pub use self::reduce::{
-    Extreme, ReduceOp, arg_extreme, arg_extreme_axis, extreme_mask, log_softmax, reduce_all,
-    reduce_axis, softmax,
+    Extreme, ReduceOp, arg_extreme, arg_extreme_axis, count_nonzero, extreme_mask, log_softmax,
+    reduce_all, reduce_axis, softmax, truth_axis,
 };
 pub use self::scan::{ScanOp, scan};
 pub use self::shape::{
     all, any, concat, diag, dims_from_f64, dims_from_i64, expand_dims, extent, normalize_axis,
-    permute, reshape, stack, swap_axes, trace, transpose,
+    permute, reshape, reshape_extents, stack, swap_axes, trace, transpose,
 };
 pub use self::sort::{argsort, sort_gather, topk_gather};
 
@@ -132,6 +134,47 @@ impl Tensor {
         check_allocation(&[n])?;
         // Counts up to 2^53 convert to `f64` exactly, and the allocation limit keeps `n` far below.
         Ok(Tensor::vector((0..n).map(|i| i as f64).collect()))
+    }
+
+    /// `num` evenly spaced numbers from `start` to `stop`, both included, computed as NumPy's
+    /// `linspace` does: `start + i * step` with `step = (stop - start) / (num - 1)`, and the
+    /// last exactly `stop`.
+    pub fn linspace(start: f64, stop: f64, num: usize) -> Result<Tensor, TensorError> {
+        check_allocation(&[num])?;
+        let step = (stop - start) / num.saturating_sub(1).max(1) as f64;
+        let mut values: Vec<f64> = (0..num).map(|i| start + i as f64 * step).collect();
+        if num > 1
+            && let Some(last) = values.last_mut()
+        {
+            *last = stop;
+        }
+        Ok(Tensor::vector(values))
+    }
+
+    /// `start, start + step, ...` while below `stop` (above it for a negative `step`), as NumPy's
+    /// `arange`: `ceil((stop - start) / step)` numbers, each `start + i * step`.
+    pub fn arange_step(start: f64, stop: f64, step: f64) -> Result<Tensor, TensorError> {
+        if step == 0.0 || !step.is_finite() || !start.is_finite() || !stop.is_finite() {
+            return Err(TensorError::Argument {
+                op: "arange",
+                reason: format!(
+                    "start, stop and step must be finite and the step non-zero, got {}, {} and {}",
+                    format_float(start),
+                    format_float(stop),
+                    format_float(step)
+                ),
+            });
+        }
+        let count = ((stop - start) / step).ceil().max(0.0);
+        if count > 9.0e15 {
+            return Err(TensorError::Argument {
+                op: "arange",
+                reason: format!("{count} elements are too many"),
+            });
+        }
+        let count = count as usize;
+        check_allocation(&[count])?;
+        Ok(Tensor::vector((0..count).map(|i| start + i as f64 * step).collect()))
     }
 
     /// The extents of the axes, outermost first.
@@ -243,6 +286,30 @@ mod tests {
         assert_eq!(Tensor::arange(0).unwrap().shape(), [0]);
         let matrix = Tensor::from_vec(&[2, 3], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
         assert_eq!((matrix.shape(), matrix.rank(), matrix.len()), (&[2, 3][..], 2, 6));
+    }
+
+    #[test]
+    fn linspace_and_arange_match_numpy() {
+        // Computed once with NumPy 2.4: np.linspace(0, 1, 4), np.linspace(1, -1, 5),
+        // np.arange(0, 1, 0.1), np.arange(5, 1, -1.5), np.arange(1, 1).
+        let thirds = [0.0, 0.3333333333333333, 0.6666666666666666, 1.0];
+        assert_eq!(Tensor::linspace(0.0, 1.0, 4).unwrap().to_vec(), thirds);
+        assert_eq!(Tensor::linspace(1.0, -1.0, 5).unwrap().to_vec(), [1.0, 0.5, 0.0, -0.5, -1.0]);
+        assert_eq!(Tensor::linspace(2.0, 3.0, 1).unwrap().to_vec(), [2.0]);
+        assert_eq!(Tensor::linspace(2.0, 3.0, 0).unwrap().shape(), [0]);
+        let tenths = Tensor::arange_step(0.0, 1.0, 0.1).unwrap().to_vec();
+        #[rustfmt::skip]
+        assert_eq!(tenths, [
+            0.0, 0.1, 0.2, 0.30000000000000004, 0.4, 0.5, 0.6000000000000001, 0.7000000000000001,
+            0.8, 0.9,
+        ]);
+        assert_eq!(Tensor::arange_step(5.0, 1.0, -1.5).unwrap().to_vec(), [5.0, 3.5, 2.0]);
+        assert_eq!(Tensor::arange_step(1.0, 1.0, 1.0).unwrap().shape(), [0]);
+        assert_eq!(Tensor::arange_step(1.0, 5.0, -1.0).unwrap().shape(), [0]);
+        assert_eq!(
+            Tensor::arange_step(0.0, 1.0, 0.0).unwrap_err().to_string(),
+            "arange: start, stop and step must be finite and the step non-zero, got 0.0, 1.0 and 0.0"
+        );
     }
 
     #[test]

@@ -752,10 +752,10 @@ mod tests {
         let (sign, log) = slogdet(&tensor(&[2, 2], &[1.0, 2.0, 2.0, 4.0])).unwrap();
         assert_eq!((sign.to_scalar(), log.to_scalar()), (Ok(0.0), Ok(f64::NEG_INFINITY)));
         // A determinant beyond the range of f64 still has its logarithm.
-        let big = Tensor::eye(200).unwrap().map(|x| x * 1e10);
+        let big = Tensor::eye(40).unwrap().map(|x| x * 1e10);
         let (sign, log) = slogdet(&big).unwrap();
         assert_eq!(sign.to_scalar(), Ok(1.0));
-        assert_close(&log, &[200.0 * 1e10f64.ln()]);
+        assert_close(&log, &[40.0 * 1e10f64.ln()]);
         assert_eq!(det(&Tensor::zeros(&[3, 0, 0]).unwrap()).unwrap().to_vec(), [1.0; 3]);
     }
 

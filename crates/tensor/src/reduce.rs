@@ -204,6 +204,34 @@ pub fn extreme_mask(
     Ok(Tensor::from(mask))
 }
 
+/// Whether each element is non-zero (NaN is), counted over all elements (`axis` is `None`) or
+/// along one axis, as floats: NumPy's `count_nonzero`.
+pub fn count_nonzero(tensor: &Tensor, axis: Option<usize>) -> Result<Tensor, TensorError> {
+    let nonzero = |x: &f64| f64::from(u8::from(*x != 0.0));
+    match axis {
+        None => Ok(Tensor::scalar(tensor.array().iter().map(nonzero).sum())),
+        Some(axis) if axis < tensor.rank() => Ok(Tensor::from(
+            tensor.array().map_axis(Axis(axis), |lane| lane.iter().map(nonzero).sum()),
+        )),
+        Some(axis) => Err(TensorError::Axis { axis: axis as i64, rank: tensor.rank() }),
+    }
+}
+
+/// `all` (`every` set) or `any` along `axis`, as a mask of 0.0 and 1.0: every lane is all
+/// non-zero, or has a non-zero; `all` of no elements is true and `any` false, as in NumPy.
+pub fn truth_axis(tensor: &Tensor, axis: usize, every: bool) -> Result<Tensor, TensorError> {
+    if axis >= tensor.rank() {
+        return Err(TensorError::Axis { axis: axis as i64, rank: tensor.rank() });
+    }
+    Ok(Tensor::from(tensor.array().map_axis(Axis(axis), |lane| {
+        let truth = match every {
+            true => lane.iter().all(|&x| x != 0.0),
+            false => lane.iter().any(|&x| x != 0.0),
+        };
+        f64::from(u8::from(truth))
+    })))
+}
+
 fn reduce_lane<D: Dimension>(op: ReduceOp, values: ArrayView<'_, f64, D>) -> f64 {
     match op {
         ReduceOp::Sum => values.sum(),
@@ -239,6 +267,22 @@ fn log_sum_exp<D: Dimension>(values: ArrayView<'_, f64, D>) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_and_truths_along_axes_match_numpy() {
+        // Computed once with NumPy 2.4: np.count_nonzero, np.all and np.any.
+        let x = Tensor::from_vec(&[2, 3], vec![0.0, 1.0, f64::NAN, 0.0, 0.0, -2.0]).unwrap();
+        assert_eq!(count_nonzero(&x, None).unwrap().to_vec(), [3.0]);
+        assert_eq!(count_nonzero(&x, Some(0)).unwrap().to_vec(), [0.0, 1.0, 2.0]);
+        assert_eq!(count_nonzero(&x, Some(1)).unwrap().to_vec(), [2.0, 1.0]);
+        assert_eq!(truth_axis(&x, 0, true).unwrap().to_vec(), [0.0, 0.0, 1.0]);
+        assert_eq!(truth_axis(&x, 1, false).unwrap().to_vec(), [1.0, 1.0]);
+        let empty = Tensor::zeros(&[0, 2]).unwrap();
+        assert_eq!(truth_axis(&empty, 0, true).unwrap().to_vec(), [1.0, 1.0]);
+        assert_eq!(truth_axis(&empty, 0, false).unwrap().to_vec(), [0.0, 0.0]);
+        assert_eq!(count_nonzero(&empty, Some(1)).unwrap().shape(), [0]);
+        assert!(truth_axis(&x, 2, true).is_err());
+    }
 
     fn counting(shape: &[usize]) -> Tensor {
         let len = shape.iter().product::<usize>();

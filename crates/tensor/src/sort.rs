@@ -60,7 +60,7 @@ fn radix_sort(keys: &mut Vec<u64>, order: &mut Vec<u32>) {
     let mut spare_keys = vec![0u64; n];
     let mut spare_order = vec![0u32; n];
     for (pass, histogram) in histograms.iter_mut().enumerate() {
-        if histogram.iter().any(|&count| count == n) {
+        if histogram.contains(&n) {
             continue;
         }
         let mut start = 0;
@@ -104,7 +104,7 @@ fn sorted_offsets(x: &Tensor, axis: usize, descending: bool) -> Result<Vec<usize
     let mut offsets = vec![0usize; len];
     let (mut keys, mut order, mut lane) = (Vec::new(), Vec::new(), Vec::with_capacity(extent));
     // Lane `(outer, inner)` holds the elements at `outer * extent * stride + k * stride + inner`.
-    let outer_count = if extent * stride == 0 { 0 } else { len / (extent * stride) };
+    let outer_count = len.checked_div(extent * stride).unwrap_or(0);
     for outer in 0..outer_count {
         for inner in 0..stride {
             let base = outer * extent * stride + inner;

@@ -64,7 +64,9 @@ impl Machine<'_, '_> {
                 ops::scaled_update(&mut self.tape, target, *subtract, scale, x)?
             }
             BuiltinCall::Reshape { x, dims } => {
-                let shape = self.dims_arg(base, dims)?;
+                let extents = self.ints_arg(base, dims)?;
+                let len = self.stack[base + x.slot() as usize].len();
+                let shape = tensor::reshape_extents(len, &extents)?;
                 let x = self.fetch(base, *x);
                 ops::reshape(&mut self.tape, x, &shape)?
             }
@@ -295,6 +297,7 @@ impl Machine<'_, '_> {
                 let values: Vec<Value> = operands.iter().map(|&o| self.fetch(base, o)).collect();
                 ops::einsum_ellipsis(&mut self.tape, spec, values)?
             }
+            BuiltinCall::Library { builtin, args } => self.library(base, *builtin, args)?,
             BuiltinCall::StackRows(rows) => {
                 let values: Vec<Value> = rows.iter().map(|&o| self.fetch(base, o)).collect();
                 ops::stack_many(&mut self.tape, values)?

@@ -15,6 +15,7 @@
 mod builtins;
 mod checks;
 mod float_expr;
+mod library;
 mod trace;
 
 use std::io::Write;

@@ -51,15 +51,42 @@ impl UnitLowerer<'_, '_> {
             | B::Abs
             | B::Sigmoid
             | B::Relu
-            | B::Softplus => {
-                let op = UnaryOp::from_name(builtin.name())
-                    .ok_or_else(|| self.internal("this element-wise function", span))?;
+            | B::Softplus
+            | B::Floor
+            | B::Ceil
+            | B::Round
+            | B::Trunc
+            | B::Sign
+            | B::Erf
+            | B::Erfc
+            | B::Gelu
+            | B::Silu
+            | B::Softsign
+            | B::Log1p
+            | B::Expm1
+            | B::Exp2
+            | B::Cbrt => {
+                let op = match builtin {
+                    // `gelu(x, "tanh")`; `gelu(x, "none")` is the exact form.
+                    B::Gelu
+                        if args.get(1).and_then(|&a| self.string(a)).as_deref() == Some("tanh") =>
+                    {
+                        UnaryOp::GeluTanh
+                    }
+                    _ => UnaryOp::from_name(builtin.name())
+                        .ok_or_else(|| self.internal("this element-wise function", span))?,
+                };
                 let a = self.expr(arg(0)?, Dest::Any)?;
                 let dst = self.dst(dest);
                 self.emit(Instr::Unary { op, dst, a }, span);
                 return Ok(Self::fresh_result(dest, dst));
             }
             B::Pow => return self.binary_builtin(expr, BinaryOp::Pow, args, dest),
+            B::Atan2 => return self.binary_builtin(expr, BinaryOp::Atan2, args, dest),
+            B::Hypot => return self.binary_builtin(expr, BinaryOp::Hypot, args, dest),
+            B::Mod => return self.binary_builtin(expr, BinaryOp::Mod, args, dest),
+            // `max(t, axis, keepdims)`.
+            B::Max | B::Min if args.len() == 3 => self.library(builtin, args)?,
             B::Max | B::Min => {
                 let reduce = if builtin == B::Max { ReduceOp::Max } else { ReduceOp::Min };
                 let is_reduction = args.len() == 1
@@ -71,6 +98,10 @@ impl UnitLowerer<'_, '_> {
                 let x = self.expr(arg(0)?, Dest::Any)?;
                 let axis = args.get(1).map(|&a| self.expr(a, Dest::Any)).transpose()?;
                 BuiltinCall::Reduce { op: reduce, x, axis }
+            }
+            // With `keepdims` or a norm's order.
+            B::Sum | B::Mean | B::Prod | B::Norm | B::Logsumexp if args.len() > 2 => {
+                self.library(builtin, args)?
             }
             B::Sum | B::Mean | B::Prod | B::Norm | B::Logsumexp => {
                 let op = match builtin {
@@ -105,7 +136,7 @@ impl UnitLowerer<'_, '_> {
                 BuiltinCall::Construct { kind, dims, value }
             }
             B::Eye => BuiltinCall::Eye(self.expr(arg(0)?, Dest::Any)?),
-            B::Arange => BuiltinCall::Arange(self.expr(arg(0)?, Dest::Any)?),
+            B::Arange if args.len() == 1 => BuiltinCall::Arange(self.expr(arg(0)?, Dest::Any)?),
             B::Reshape => {
                 let x = self.expr(arg(0)?, Dest::Any)?;
                 let dims = self.dims_arg(arg(1)?)?;
@@ -116,13 +147,13 @@ impl UnitLowerer<'_, '_> {
                 let axes = args.get(1).map(|&a| self.dims_arg(a)).transpose()?;
                 BuiltinCall::Transpose { x, axes }
             }
-            B::Concat => {
+            B::Concat if args.len() == 3 && self.ty(arg(2)?) == Ty::Int => {
                 let a = self.expr(arg(0)?, Dest::Any)?;
                 let b = self.expr(arg(1)?, Dest::Any)?;
                 let axis = self.expr(arg(2)?, Dest::Any)?;
                 BuiltinCall::Concat { a, b, axis }
             }
-            B::Stack => {
+            B::Stack if args.len() == 2 => {
                 let a = self.expr(arg(0)?, Dest::Any)?;
                 let b = self.expr(arg(1)?, Dest::Any)?;
                 BuiltinCall::Stack { a, b }
@@ -133,8 +164,8 @@ impl UnitLowerer<'_, '_> {
                 BuiltinCall::ShapeOf { x, axis }
             }
             B::Rank => BuiltinCall::Rank(self.expr(arg(0)?, Dest::Any)?),
-            B::All => BuiltinCall::All(self.expr(arg(0)?, Dest::Any)?),
-            B::Any => BuiltinCall::Any(self.expr(arg(0)?, Dest::Any)?),
+            B::All if args.len() == 1 => BuiltinCall::All(self.expr(arg(0)?, Dest::Any)?),
+            B::Any if args.len() == 1 => BuiltinCall::Any(self.expr(arg(0)?, Dest::Any)?),
             B::Seed => BuiltinCall::Seed(self.expr(arg(0)?, Dest::Any)?),
             B::Inv => BuiltinCall::Inv(self.expr(arg(0)?, Dest::Any)?),
             B::Det => BuiltinCall::Det(self.expr(arg(0)?, Dest::Any)?),
@@ -264,10 +295,59 @@ impl UnitLowerer<'_, '_> {
                     Some(_) => BuiltinCall::EinsumEllipsis { spec: Rc::new(spec), operands },
                 }
             }
+            B::LeakyRelu
+            | B::Elu
+            | B::IsNan
+            | B::IsFinite
+            | B::Clip
+            | B::Where
+            | B::Argmax
+            | B::Argmin
+            | B::Std
+            | B::Variance
+            | B::CountNonzero
+            | B::Argsort
+            | B::Arange
+            | B::Concat
+            | B::Stack
+            | B::All
+            | B::Any
+            | B::Linspace
+            | B::Squeeze
+            | B::Unsqueeze
+            | B::ExpandDims
+            | B::Tril
+            | B::Triu
+            | B::OneHot
+            | B::BroadcastTo
+            | B::Kron
+            | B::Outer
+            | B::Randint
+            | B::Permutation
+            | B::Uniform
+            | B::Normal
+            | B::Bernoulli
+            | B::Cross
+            | B::CrossEntropy
+            | B::Nll
+            | B::Mse
+            | B::BceWithLogits => self.library(builtin, args)?,
         };
         let dst = self.dst(dest);
         self.emit(Instr::Builtin { dst, call: Box::new(call) }, span);
         Ok(Self::result(dest, dst))
+    }
+
+    /// A library built-in: its arguments in order, string literals as text.
+    fn library(&mut self, builtin: Builtin, args: &[ExprId]) -> Result<BuiltinCall> {
+        let mut items = Vec::with_capacity(args.len());
+        for &a in args {
+            items.push(match self.string(a) {
+                Some(text) => PrintItem::Text(text.into()),
+                None => PrintItem::Value(self.expr(a, Dest::Any)?),
+            });
+        }
+        Ok(BuiltinCall::Library { builtin, args: items.into_boxed_slice() })
     }
 
     /// `pow(a, b)`, `max(a, b)`, `min(a, b)` element-wise.

@@ -12,11 +12,12 @@
 
 mod elementwise;
 mod index;
+pub(crate) mod library;
 mod linalg;
 pub(crate) mod plain;
 mod reduce;
 pub(crate) mod scalar;
-mod shape;
+pub(crate) mod shape;
 
 pub use elementwise::{
     add, binary, binary_fused, div, mul, neg, pow, scaled_update, select, sub, unary, unary_fused,

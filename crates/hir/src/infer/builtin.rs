@@ -80,8 +80,8 @@ impl InferCtx<'_> {
         let string_at: &[usize] = match info.rule {
             Rule::Print => &[],
             Rule::Load | Rule::Einsum | Rule::PrintOptions => &[0],
-            Rule::Save => &[1],
-            Rule::Assert => &[1],
+            Rule::Save | Rule::Assert | Rule::Activation => &[1],
+            Rule::Reduction => &[2],
             _ => &[],
         };
         for (i, (&arg, ty)) in args.iter().zip(&arg_tys).enumerate() {
@@ -106,7 +106,7 @@ impl InferCtx<'_> {
             },
             Rule::ElementwiseBinary => self.elementwise_binary(expr, name, args, &arg_tys),
             Rule::MaxMin => {
-                if args.len() == 1 {
+                if args.len() == 1 || args.len() == 3 {
                     return self.reduction(name, args, &arg_tys);
                 }
                 if arg_tys[0].is_tensor() && arg_tys[1] == Ty::Int {
@@ -138,15 +138,12 @@ impl InferCtx<'_> {
                 let Some(n) = self.int_arg(args[0], &arg_tys[0], name, 0) else { return Ty::Error };
                 Ty::tensor(vec![n.clone(), n])
             }
-            Rule::Arange => {
-                let Some(n) = self.int_arg(args[0], &arg_tys[0], name, 0) else { return Ty::Error };
-                Ty::tensor(vec![n])
-            }
+            Rule::Arange => self.arange(args, &arg_tys),
             Rule::Reshape => {
                 let Some(from) = self.tensor_arg(args[0], name, 0, &arg_tys[0]) else {
                     return Ty::Error;
                 };
-                let to = self.shape_list(args[1], &arg_tys[1], name);
+                let to = self.reshape_target(args[1], &arg_tys[1], &from);
                 let (a, b) = (from.size(), to.size());
                 if a.conflicts(&b) {
                     let span = self.expr_span(expr);
@@ -173,63 +170,8 @@ impl InferCtx<'_> {
                     Some(&perm) => self.permute(perm, &dims),
                 }
             }
-            Rule::Concat => {
-                let Some(a) = self.tensor_arg(args[0], name, 0, &arg_tys[0]) else {
-                    return Ty::Error;
-                };
-                let Some(b) = self.tensor_arg(args[1], name, 1, &arg_tys[1]) else {
-                    return Ty::Error;
-                };
-                let Some(axis) = self.axis_arg(args[2], &arg_tys[2], &a, name) else {
-                    return Ty::Error;
-                };
-                let (Shape::Ranked(x), Shape::Ranked(y)) = (&a, &b) else { return Ty::unranked() };
-                let compatible = x.len() == y.len()
-                    && x.iter().zip(y).enumerate().all(|(i, (p, q))| i == axis || !p.conflicts(q));
-                if !compatible {
-                    let span = self.expr_span(expr);
-                    let (a_span, b_span) = (self.expr_span(args[0]), self.expr_span(args[1]));
-                    self.report(
-                        Code::BroadcastMismatch,
-                        span,
-                        format!("`concat` along axis {axis} needs the other extents to agree, but the operands are Tensor{a} and Tensor{b}"),
-                    )
-                    .label(a_span, format!("Tensor{a}"))
-                    .label(b_span, format!("Tensor{b}"));
-                    return Ty::Error;
-                }
-                let mut dims: Vec<Dim> = x.iter().zip(y).map(|(p, q)| p.join(q)).collect();
-                dims[axis] = x[axis].add(&y[axis]);
-                Ty::tensor(dims)
-            }
-            Rule::Stack => {
-                let Some(a) = self.tensor_arg(args[0], name, 0, &arg_tys[0]) else {
-                    return Ty::Error;
-                };
-                let Some(b) = self.tensor_arg(args[1], name, 1, &arg_tys[1]) else {
-                    return Ty::Error;
-                };
-                if !crate::ty::shapes_compatible(&a, &b) {
-                    let span = self.expr_span(expr);
-                    let (a_span, b_span) = (self.expr_span(args[0]), self.expr_span(args[1]));
-                    self.report(
-                        Code::BroadcastMismatch,
-                        span,
-                        format!("`stack` needs two tensors of one shape, but they are Tensor{a} and Tensor{b}"),
-                    )
-                    .label(a_span, format!("Tensor{a}"))
-                    .label(b_span, format!("Tensor{b}"));
-                    return Ty::Error;
-                }
-                match a {
-                    Shape::Ranked(dims) => {
-                        let mut out = vec![Dim::Known(2)];
-                        out.extend(dims);
-                        Ty::tensor(out)
-                    }
-                    Shape::Unranked => Ty::unranked(),
-                }
-            }
+            Rule::Concat => self.concat(expr, args, &arg_tys),
+            Rule::Stack => self.stack(expr, args, &arg_tys),
             Rule::ShapeQuery => {
                 let Some(shape) = self.tensor_arg(args[0], name, 0, &arg_tys[0]) else {
                     return Ty::Error;
@@ -239,9 +181,13 @@ impl InferCtx<'_> {
                 }
                 Ty::Int
             }
-            Rule::Truth => match &arg_tys[0] {
-                Ty::Tensor(_) | Ty::Int | Ty::Float | Ty::Bool | Ty::Char => Ty::Bool,
-                other => self.bad_arg(args[0], name, 0, other, "a tensor"),
+            Rule::Truth => match (&arg_tys[0], args.get(1)) {
+                (Ty::Tensor(_) | Ty::Int | Ty::Float | Ty::Bool | Ty::Char, None) => Ty::Bool,
+                (Ty::Tensor(shape), Some(&axis)) => {
+                    let shape = shape.clone();
+                    self.reduced(name, &shape, axis, &arg_tys[1], args.get(2).copied())
+                }
+                (other, _) => self.bad_arg(args[0], name, 0, other, "a tensor"),
             },
             Rule::Seed => {
                 self.int_arg(args[0], &arg_tys[0], name, 0);
@@ -438,6 +384,26 @@ impl InferCtx<'_> {
                 Ty::Void
             }
             Rule::Einsum => self.infer_einsum(args, &arg_tys),
+            Rule::Activation
+            | Rule::Predicate
+            | Rule::Ternary
+            | Rule::ArgReduction
+            | Rule::Moment
+            | Rule::Sort
+            | Rule::Linspace
+            | Rule::Squeeze
+            | Rule::Unsqueeze
+            | Rule::Triangle
+            | Rule::OneHot
+            | Rule::BroadcastTo
+            | Rule::Kron
+            | Rule::Outer
+            | Rule::Randint
+            | Rule::Permutation
+            | Rule::Distribution
+            | Rule::Cross
+            | Rule::ClassLoss
+            | Rule::PairLoss => self.infer_library(expr, builtin, args, &arg_tys),
         }
     }
 
@@ -520,7 +486,14 @@ impl InferCtx<'_> {
         }
     }
 
-    fn bad_arg(&mut self, arg: ExprId, name: &str, index: usize, ty: &Ty, expected: &str) -> Ty {
+    pub(super) fn bad_arg(
+        &mut self,
+        arg: ExprId,
+        name: &str,
+        index: usize,
+        ty: &Ty,
+        expected: &str,
+    ) -> Ty {
         if !ty.is_error() {
             let span = self.expr_span(arg);
             self.report(
@@ -532,7 +505,13 @@ impl InferCtx<'_> {
         Ty::Error
     }
 
-    fn tensor_arg(&mut self, arg: ExprId, name: &str, index: usize, ty: &Ty) -> Option<Shape> {
+    pub(super) fn tensor_arg(
+        &mut self,
+        arg: ExprId,
+        name: &str,
+        index: usize,
+        ty: &Ty,
+    ) -> Option<Shape> {
         match ty {
             Ty::Tensor(shape) => Some(shape.clone()),
             other => {
@@ -542,14 +521,20 @@ impl InferCtx<'_> {
         }
     }
 
-    fn string_arg(&mut self, arg: ExprId, ty: &Ty, name: &str, index: usize) {
+    pub(super) fn string_arg(&mut self, arg: ExprId, ty: &Ty, name: &str, index: usize) {
         if *ty != Ty::Str {
             self.bad_arg(arg, name, index, ty, "a string literal");
         }
     }
 
     /// An int argument as a dimension.
-    fn int_arg(&mut self, arg: ExprId, ty: &Ty, name: &str, index: usize) -> Option<Dim> {
+    pub(super) fn int_arg(
+        &mut self,
+        arg: ExprId,
+        ty: &Ty,
+        name: &str,
+        index: usize,
+    ) -> Option<Dim> {
         if *ty != Ty::Int {
             self.bad_arg(arg, name, index, ty, "an int");
             return None;
@@ -558,7 +543,13 @@ impl InferCtx<'_> {
     }
 
     /// An axis argument: an int, in range when it is a constant.
-    fn axis_arg(&mut self, arg: ExprId, ty: &Ty, shape: &Shape, name: &str) -> Option<usize> {
+    pub(super) fn axis_arg(
+        &mut self,
+        arg: ExprId,
+        ty: &Ty,
+        shape: &Shape,
+        name: &str,
+    ) -> Option<usize> {
         if *ty != Ty::Int {
             self.bad_arg(arg, name, 1, ty, "an int axis");
             return None;
@@ -588,7 +579,13 @@ impl InferCtx<'_> {
         }
     }
 
-    fn square_arg(&mut self, expr: ExprId, arg: ExprId, ty: &Ty, name: &str) -> Option<Shape> {
+    pub(super) fn square_arg(
+        &mut self,
+        expr: ExprId,
+        arg: ExprId,
+        ty: &Ty,
+        name: &str,
+    ) -> Option<Shape> {
         let shape = self.tensor_arg(arg, name, 0, ty)?;
         match &shape {
             Shape::Ranked(dims) if dims.len() == 2 => {
@@ -619,7 +616,13 @@ impl InferCtx<'_> {
         }
     }
 
-    fn elementwise_binary(&mut self, expr: ExprId, name: &str, args: &[ExprId], tys: &[Ty]) -> Ty {
+    pub(super) fn elementwise_binary(
+        &mut self,
+        expr: ExprId,
+        name: &str,
+        args: &[ExprId],
+        tys: &[Ty],
+    ) -> Ty {
         let (a, b) = (&tys[0], &tys[1]);
         match (a, b) {
             (Ty::Tensor(x), Ty::Tensor(y)) => match broadcast(x, y) {
@@ -641,7 +644,7 @@ impl InferCtx<'_> {
                 Ty::Tensor(shape.clone())
             }
             (Ty::Int | Ty::Float, Ty::Int | Ty::Float) => {
-                if name == "max" || name == "min" {
+                if name == "max" || name == "min" || name == "mod" {
                     if *a == Ty::Int && *b == Ty::Int { Ty::Int } else { Ty::Float }
                 } else {
                     Ty::Float
@@ -656,34 +659,279 @@ impl InferCtx<'_> {
         }
     }
 
-    fn reduction(&mut self, name: &str, args: &[ExprId], tys: &[Ty]) -> Ty {
+    pub(super) fn reduction(&mut self, name: &str, args: &[ExprId], tys: &[Ty]) -> Ty {
         let shape = match &tys[0] {
             Ty::Tensor(shape) => shape.clone(),
             Ty::Int | Ty::Float if args.len() == 1 => return Ty::Float,
             other => return self.bad_arg(args[0], name, 0, other, "a tensor"),
         };
         let Some(&axis_arg) = args.get(1) else { return Ty::Float };
-        let Some(axis) = self.axis_arg(axis_arg, &tys[1], &shape, name) else {
-            return if shape.dims().is_some_and(<[Dim]>::is_empty) {
-                Ty::Error
-            } else {
-                Ty::unranked()
-            };
-        };
-        match shape {
-            Shape::Ranked(mut dims) => {
-                if self.const_int(axis_arg).is_none() {
-                    return Ty::tensor(vec![Dim::Unknown; dims.len().saturating_sub(1)]);
+        // `norm(t, axis, ord, keepdims)`; the others `(t, axis, keepdims)`.
+        let keepdims = match name {
+            "norm" => {
+                if let Some(&ord) = args.get(2) {
+                    self.vector_ord(ord, &tys[2]);
                 }
-                dims.remove(axis);
-                Ty::tensor(dims)
+                args.get(3)
             }
-            Shape::Unranked => Ty::unranked(),
+            _ => args.get(2),
+        };
+        self.reduced(name, &shape, axis_arg, &tys[1], keepdims.copied())
+    }
+
+    /// The `ord` of `norm`: a number, `"inf"` or `"-inf"`.
+    fn vector_ord(&mut self, arg: ExprId, ty: &Ty) {
+        match ty {
+            Ty::Int | Ty::Float => {}
+            Ty::Str => match &self.body.exprs[arg] {
+                Expr::Literal(Literal::String(text)) if text == "inf" || text == "-inf" => {}
+                _ => {
+                    let span = self.expr_span(arg);
+                    self.report(
+                        Code::InvalidOption,
+                        span,
+                        "`norm` takes a number, \"inf\" or \"-inf\" as its order".to_owned(),
+                    );
+                }
+            },
+            other => {
+                self.bad_arg(arg, "norm", 2, other, "a number (the order)");
+            }
         }
     }
 
+    /// `arange(n)`, `arange(start, stop)`, `arange(start, stop, step)`.
+    fn arange(&mut self, args: &[ExprId], tys: &[Ty]) -> Ty {
+        let name = "arange";
+        if args.len() == 1 {
+            let Some(n) = self.int_arg(args[0], &tys[0], name, 0) else { return Ty::Error };
+            return Ty::tensor(vec![n]);
+        }
+        for (i, ty) in tys.iter().enumerate() {
+            if !matches!(ty, Ty::Int | Ty::Float) {
+                return self.bad_arg(args[i], name, i, ty, "a number");
+            }
+        }
+        let ints: Option<Vec<i64>> = args.iter().map(|&arg| self.const_int(arg)).collect();
+        let length = match ints.as_deref() {
+            Some([start, stop]) => Dim::Known((stop - start).max(0)),
+            Some([_, _, 0]) => {
+                let span = self.expr_span(args[2]);
+                self.report(
+                    Code::InvalidOption,
+                    span,
+                    "the step of `arange` cannot be 0".to_owned(),
+                );
+                return Ty::Error;
+            }
+            Some(&[start, stop, step]) => {
+                let span = i128::from(stop) - i128::from(start);
+                let step = i128::from(step);
+                // ceil(span / step), and 0 when the step points away from stop.
+                let count = (span + step - step.signum()) / step;
+                Dim::Known(i64::try_from(count.max(0)).unwrap_or(0))
+            }
+            // `arange(start, stop)` of symbolic ints: `stop - start` elements.
+            None if args.len() == 2 && tys.iter().all(|ty| *ty == Ty::Int) => {
+                self.dim_of_int_expr(args[1]).sub(&self.dim_of_int_expr(args[0]))
+            }
+            _ => Dim::Unknown,
+        };
+        Ty::tensor(vec![length])
+    }
+
+    /// The shape `reshape(t, [d0, ...])` gives: the list, with one `-1` standing for the extent
+    /// that keeps the element count.
+    fn reshape_target(&mut self, arg: ExprId, ty: &Ty, from: &Shape) -> Shape {
+        let Expr::TensorLit(elements) = &self.body.exprs[arg] else {
+            return self.shape_list(arg, ty, "reshape");
+        };
+        let elements = elements.clone();
+        let inferred: Vec<usize> = elements
+            .iter()
+            .enumerate()
+            .filter(|&(_, &e)| self.const_int(e) == Some(-1))
+            .map(|(i, _)| i)
+            .collect();
+        match inferred.as_slice() {
+            [] => self.shape_list(arg, ty, "reshape"),
+            [position] => {
+                let mut dims = Vec::with_capacity(elements.len());
+                for (i, &element) in elements.iter().enumerate() {
+                    if i == *position {
+                        dims.push(Dim::Unknown);
+                        continue;
+                    }
+                    let element_ty = self.result.type_of_expr(element).clone();
+                    if element_ty != Ty::Int {
+                        self.bad_arg(element, "reshape", 1, &element_ty, "a list of int extents");
+                        return Shape::Unranked;
+                    }
+                    let dim = self.dim_of_int_expr(element);
+                    if let Dim::Known(n) = dim
+                        && n < 0
+                    {
+                        let span = self.expr_span(element);
+                        self.report(
+                            Code::InvalidDimension,
+                            span,
+                            format!("a dimension cannot be negative ({n}); only one -1 may stand for an inferred extent"),
+                        );
+                        return Shape::Unranked;
+                    }
+                    dims.push(dim);
+                }
+                // The inferred extent: the element count over the product of the others.
+                let others: Option<i64> = dims
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, _)| i != *position)
+                    .try_fold(1i64, |acc, (_, d)| match d {
+                        Dim::Known(n) => acc.checked_mul(*n),
+                        _ => None,
+                    });
+                if let (Some(total), Some(others)) = (from.known_size(), others) {
+                    if others == 0 || total % others != 0 {
+                        let span = self.expr_span(arg);
+                        self.report(
+                            Code::ElementCountMismatch,
+                            span,
+                            format!("cannot reshape Tensor{from} ({total} elements) to a shape with {others} elements per unit of its -1 extent"),
+                        );
+                        return Shape::Unranked;
+                    }
+                    dims[*position] = Dim::Known(total / others);
+                }
+                Shape::Ranked(dims)
+            }
+            _ => {
+                let span = self.expr_span(arg);
+                self.report(
+                    Code::InvalidDimension,
+                    span,
+                    "only one extent of `reshape` may be -1".to_owned(),
+                );
+                Shape::Unranked
+            }
+        }
+    }
+
+    /// `concat(a, b, ..., axis)`: the last argument is the axis when it is an int.
+    fn concat(&mut self, expr: ExprId, args: &[ExprId], tys: &[Ty]) -> Ty {
+        let name = "concat";
+        let (tensors, axis_arg) = match tys.last() {
+            Some(Ty::Int) if args.len() > 2 => (&args[..args.len() - 1], args.last().copied()),
+            _ => (args, None),
+        };
+        let mut shapes = Vec::with_capacity(tensors.len());
+        for (i, &arg) in tensors.iter().enumerate() {
+            let Some(shape) = self.nonscalar_or_report(arg, name, i, &tys[i]) else {
+                return Ty::Error;
+            };
+            shapes.push(shape);
+        }
+        let axis = match axis_arg {
+            Some(arg) => match self.axis_arg(arg, &Ty::Int, &shapes[0], name) {
+                Some(axis) => axis,
+                None => return Ty::Error,
+            },
+            None => 0,
+        };
+        let axis_known = axis_arg.is_none_or(|arg| self.const_int(arg).is_some());
+        let Some(mut dims) = shapes[0].dims().map(<[Dim]>::to_vec) else { return Ty::unranked() };
+        for (position, shape) in shapes[1..].iter().enumerate() {
+            let Some(other) = shape.dims() else { return Ty::unranked() };
+            let compatible = other.len() == dims.len()
+                && dims
+                    .iter()
+                    .zip(other)
+                    .enumerate()
+                    .all(|(i, (p, q))| i == axis || !p.conflicts(q));
+            if !compatible {
+                let span = self.expr_span(expr);
+                let (first_span, other_span) =
+                    (self.expr_span(tensors[0]), self.expr_span(tensors[position + 1]));
+                let first = &shapes[0];
+                self.report(
+                    Code::BroadcastMismatch,
+                    span,
+                    format!("`concat` along axis {axis} needs the other extents to agree, but the operands are Tensor{first} and Tensor{shape}"),
+                )
+                .label(first_span, format!("Tensor{first}"))
+                .label(other_span, format!("Tensor{shape}"));
+                return Ty::Error;
+            }
+            for (i, (p, q)) in dims.iter_mut().zip(other).enumerate() {
+                *p = match i == axis {
+                    true => p.add(q),
+                    false => p.join(q),
+                };
+            }
+        }
+        if !axis_known {
+            return Ty::tensor(vec![Dim::Unknown; dims.len()]);
+        }
+        Ty::tensor(dims)
+    }
+
+    /// `stack(a, b, ...)`: tensors of one shape along a new first axis.
+    fn stack(&mut self, expr: ExprId, args: &[ExprId], tys: &[Ty]) -> Ty {
+        let mut joint: Option<Shape> = None;
+        for (i, &arg) in args.iter().enumerate() {
+            let Some(shape) = self.tensor_arg(arg, "stack", i, &tys[i]) else { return Ty::Error };
+            joint = Some(match joint {
+                None => shape,
+                Some(so_far) => {
+                    if !crate::ty::shapes_compatible(&so_far, &shape) {
+                        let span = self.expr_span(expr);
+                        let (first_span, other_span) = (self.expr_span(args[0]), self.expr_span(arg));
+                        self.report(
+                            Code::BroadcastMismatch,
+                            span,
+                            format!("`stack` needs tensors of one shape, but they are Tensor{so_far} and Tensor{shape}"),
+                        )
+                        .label(first_span, format!("Tensor{so_far}"))
+                        .label(other_span, format!("Tensor{shape}"));
+                        return Ty::Error;
+                    }
+                    match (so_far, shape) {
+                        (Shape::Ranked(a), Shape::Ranked(b)) => {
+                            Shape::Ranked(a.iter().zip(&b).map(|(x, y)| x.join(y)).collect())
+                        }
+                        (Shape::Ranked(a), _) | (_, Shape::Ranked(a)) => Shape::Ranked(a),
+                        _ => Shape::Unranked,
+                    }
+                }
+            });
+        }
+        match joint {
+            Some(Shape::Ranked(dims)) => {
+                let mut out = vec![Dim::Known(args.len() as i64)];
+                out.extend(dims);
+                Ty::tensor(out)
+            }
+            _ => Ty::unranked(),
+        }
+    }
+
+    /// A tensor of rank 1 or more, reporting other arguments.
+    fn nonscalar_or_report(
+        &mut self,
+        arg: ExprId,
+        name: &str,
+        index: usize,
+        ty: &Ty,
+    ) -> Option<Shape> {
+        let shape = self.tensor_arg(arg, name, index, ty)?;
+        if shape.dims().is_some_and(<[Dim]>::is_empty) {
+            self.bad_arg(arg, name, index, ty, "a tensor of rank 1 or more");
+            return None;
+        }
+        Some(shape)
+    }
+
     /// The shape a list such as `[n, 3]` describes; a tensor value gives an unknown shape.
-    fn shape_list(&mut self, arg: ExprId, ty: &Ty, name: &str) -> Shape {
+    pub(super) fn shape_list(&mut self, arg: ExprId, ty: &Ty, name: &str) -> Shape {
         if let Expr::TensorLit(elements) = &self.body.exprs[arg] {
             let elements = elements.clone();
             let mut dims = Vec::new();
@@ -707,6 +955,9 @@ impl InferCtx<'_> {
                         span,
                         format!("a dimension cannot be negative ({n})"),
                     );
+                    // Reported: unknown from here on, so that no count of it is reported too.
+                    dims.push(Dim::Unknown);
+                    continue;
                 }
                 dims.push(dim);
             }

@@ -17,7 +17,7 @@ const KEYWORDS = [
   "loop", "break", "continue", "return", "function", "sizeof", "true", "false", "test", "import",
 ];
 
-/** Built-in functions, language.md sections 3, 5.2, 6 (`einsum`) and 7. */
+/** Built-in functions, language.md sections 3, 5.2, 6 (`einsum`) and 7, and the library. */
 const BUILTINS = [
   // 7: element-wise
   "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "ln", "log", "log2",
@@ -39,6 +39,13 @@ const BUILTINS = [
   "assert", "assert_eq", "assert_close", "gradcheck",
   // 6: index notation as an expression
   "einsum",
+  // the library (issue 24): docs/reference/builtins.md
+  "floor", "ceil", "round", "trunc", "sign", "erf", "erfc", "gelu", "silu", "softsign",
+  "leaky_relu", "elu", "log1p", "expm1", "exp2", "cbrt", "isnan", "isfinite", "atan2", "hypot",
+  "mod", "clip", "where", "argmax", "argmin", "std", "variance", "count_nonzero", "argsort",
+  "linspace", "squeeze", "unsqueeze", "expand_dims", "tril", "triu", "one_hot", "broadcast_to",
+  "kron", "outer", "randint", "permutation", "uniform", "normal", "bernoulli", "cross",
+  "cross_entropy", "nll", "mse", "bce_with_logits",
 ];
 
 interface Rule {

@@ -428,7 +428,7 @@ fn taylor_series_exp_has_exact_derivatives() {
 }
 
 /// The Hessian of `f` at `x`, row-major.
-fn hessian_at(f: &dyn Fn(&mut Tape, Vec<Value>) -> Result<Value, AdError>, x: Value) -> Vec<f64> {
+fn hessian_at(f: super::TestFn<'_>, x: Value) -> Vec<f64> {
     let mut tape = Tape::new();
     let mut f = |t: &mut Tape, args: Vec<Value>| f(t, args);
     numbers(&hessian(&mut tape, &mut f, vec![x]).unwrap())

@@ -7,6 +7,7 @@
 
 mod einsum;
 mod higher;
+mod library;
 mod primitives;
 mod program;
 mod programs;

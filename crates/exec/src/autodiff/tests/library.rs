@@ -1,0 +1,286 @@
+//! Derivatives of the library functions composed of primitives (`ops::library`), first order
+//! against finite differences and second order through `hessian`, away from their kinks, and the
+//! documented choices at the kinks.
+
+use super::{assert_close, assert_gradients, assert_hessian, numbers, sample, tensor, vector};
+use crate::autodiff::{AdError, Tape, grad};
+use crate::ops::{self, library};
+use crate::value::Value;
+use tensor::{ReduceOp, Rng};
+
+type Library = fn(&mut Tape, Vec<Value>) -> Result<Value, AdError>;
+
+/// Values in `[low, high)` of `shape`, moved away from 0 by at least `gap`.
+fn away_from_zero(shape: &[usize], low: f64, high: f64, seed: u64, gap: f64) -> Value {
+    let value = sample(shape, low, high, seed);
+    let tensor = value.as_tensor().unwrap().clone();
+    Value::tensor(tensor.map(|x| if x.abs() < gap { x + 2.0 * gap.copysign(x) } else { x }))
+}
+
+#[test]
+fn activations_clip_and_where() {
+    let x = away_from_zero(&[2, 3], -2.0, 2.0, 1, 0.1);
+    let cases: [(&str, Library); 4] = [
+        ("leaky_relu", |t, a| library::leaky_relu(t, a[0].clone(), 0.2)),
+        ("elu", |t, a| library::elu(t, a[0].clone(), 0.7)),
+        ("clip", |t, a| library::clip(t, a[0].clone(), Value::Float(-1.0), Value::Float(1.2))),
+        ("where", |t, a| {
+            let positive = Value::tensor(
+                a[0].as_tensor().unwrap().clone().map(|v| f64::from(u8::from(v > 0.0))),
+            );
+            let square = ops::mul(t, a[0].clone(), a[0].clone())?;
+            ops::select(t, &positive, square, a[0].clone())
+        }),
+    ];
+    for (name, f) in cases {
+        assert_gradients(name, &f, vec![x.clone()]);
+        let flat = away_from_zero(&[5], -2.0, 2.0, 2, 0.1);
+        assert_hessian(name, &f, vec![flat]);
+    }
+    // Bounds that are tensors get the gradient where they are chosen.
+    let bounds =
+        |t: &mut Tape, a: Vec<Value>| library::clip(t, a[0].clone(), a[1].clone(), a[2].clone());
+    let x = vector(&[-3.0, 0.5, 4.0, 1.0]);
+    let (lo, hi) = (vector(&[-1.0, -1.0, -1.0, 0.0]), vector(&[2.0, 2.0, 2.0, 3.0]));
+    assert_gradients("clip with tensor bounds", &bounds, vec![x.clone(), lo.clone(), hi.clone()]);
+    let mut tape = Tape::new();
+    let mut f = |t: &mut Tape, a: Vec<Value>| {
+        let y = bounds(t, a)?;
+        ops::reduce(t, ReduceOp::Sum, y, None)
+    };
+    // At the bounds (x == lo, x == hi) the gradient goes to x, as in PyTorch.
+    let at_bounds = vector(&[-1.0, 2.0, 0.5, 3.0]);
+    let dx = grad(&mut tape, &mut f, vec![at_bounds.clone(), lo.clone(), hi.clone()], 0).unwrap();
+    assert_eq!(numbers(&dx), [1.0, 1.0, 1.0, 1.0]);
+    let dlo = grad(&mut tape, &mut f, vec![x.clone(), lo.clone(), hi.clone()], 1).unwrap();
+    assert_eq!(numbers(&dlo), [1.0, 0.0, 0.0, 0.0]);
+    let dhi = grad(&mut tape, &mut f, vec![x, lo, hi], 2).unwrap();
+    assert_eq!(numbers(&dhi), [0.0, 0.0, 1.0, 0.0]);
+    // leaky_relu's derivative at 0 is its slope, as in PyTorch.
+    let mut leaky = |t: &mut Tape, a: Vec<Value>| library::leaky_relu(t, a[0].clone(), 0.2);
+    assert_eq!(numbers(&grad(&mut tape, &mut leaky, vec![Value::Float(0.0)], 0).unwrap()), [0.2]);
+    // Both branches of `where` are computed, as in NumPy: a branch whose derivative is infinite
+    // where it is not chosen needs its input guarded too (JAX's "double where"), and then its
+    // gradient there is 0.
+    let mut guarded = |t: &mut Tape, a: Vec<Value>| {
+        let positive =
+            Value::tensor(a[0].as_tensor().unwrap().clone().map(|v| f64::from(u8::from(v > 0.0))));
+        let safe = ops::select(t, &positive, a[0].clone(), Value::Float(1.0))?;
+        let log = ops::unary(t, tensor::UnaryOp::Ln, safe)?;
+        let y = ops::select(t, &positive, log, Value::Float(0.0))?;
+        ops::reduce(t, ReduceOp::Sum, y, None)
+    };
+    let g = grad(&mut tape, &mut guarded, vec![vector(&[0.0, 2.0])], 0).unwrap();
+    assert_eq!(numbers(&g), [0.0, 0.5]);
+}
+
+#[test]
+fn moments_and_norms() {
+    let x = sample(&[3, 4], -1.0, 1.0, 3);
+    let cases: [(&str, Library); 8] = [
+        ("std", |t, a| library::moment(t, a[0].clone(), None, 0.0, false, true)),
+        ("std axis 1 ddof 1", |t, a| library::moment(t, a[0].clone(), Some(1), 1.0, false, true)),
+        ("variance axis 0 keepdims", |t, a| {
+            library::moment(t, a[0].clone(), Some(0), 0.0, true, false)
+        }),
+        ("variance", |t, a| library::moment(t, a[0].clone(), None, 1.0, false, false)),
+        ("norm 1", |t, a| {
+            library::vector_norm(t, a[0].clone(), 1, library::VectorOrd::P(1.0), false)
+        }),
+        ("norm 3", |t, a| {
+            library::vector_norm(t, a[0].clone(), 0, library::VectorOrd::P(3.0), true)
+        }),
+        ("norm inf", |t, a| {
+            library::vector_norm(
+                t,
+                a[0].clone(),
+                -1,
+                library::VectorOrd::Extreme { largest: true },
+                false,
+            )
+        }),
+        ("sum keepdims", |t, a| library::reduce_keeping(t, ReduceOp::Sum, a[0].clone(), 1, true)),
+    ];
+    for (name, f) in cases {
+        assert_gradients(name, &f, vec![x.clone()]);
+    }
+    let v = sample(&[5], -1.0, 1.0, 4);
+    for (name, f) in cases {
+        let on_vector = move |t: &mut Tape, a: Vec<Value>| {
+            let m = ops::reshape(t, a[0].clone(), &[1, 5])?;
+            f(t, vec![m])
+        };
+        if name != "variance axis 0 keepdims" && name != "norm 3" {
+            assert_hessian(name, &on_vector, vec![v.clone()]);
+        }
+    }
+    // The standard deviation of a constant has gradient 0 (the norm's convention), not NaN, and
+    // the p-norm of zeros too.
+    let mut tape = Tape::new();
+    let mut std =
+        |t: &mut Tape, a: Vec<Value>| library::moment(t, a[0].clone(), None, 0.0, false, true);
+    assert_eq!(
+        numbers(&grad(&mut tape, &mut std, vec![vector(&[2.0, 2.0])], 0).unwrap()),
+        [0.0, 0.0]
+    );
+    let mut p_norm = |t: &mut Tape, a: Vec<Value>| {
+        let y = library::vector_norm(t, a[0].clone(), 0, library::VectorOrd::P(3.0), false)?;
+        ops::reduce(t, ReduceOp::Sum, y, None)
+    };
+    assert_eq!(
+        numbers(&grad(&mut tape, &mut p_norm, vec![vector(&[0.0, 0.0])], 0).unwrap()),
+        [0.0, 0.0]
+    );
+}
+
+#[test]
+fn shapes_products_and_joins() {
+    let cases: [(&str, Library, Vec<Value>); 7] = [
+        (
+            "tril",
+            |t, a| library::triangle(t, a[0].clone(), 0, true),
+            vec![sample(&[3, 3], -1.0, 1.0, 5)],
+        ),
+        (
+            "triu of a stack",
+            |t, a| library::triangle(t, a[0].clone(), 1, false),
+            vec![sample(&[2, 2, 3], -1.0, 1.0, 6)],
+        ),
+        (
+            "kron",
+            |t, a| library::kron(t, a[0].clone(), a[1].clone()),
+            vec![sample(&[2, 2], -1.0, 1.0, 7), sample(&[3], -1.0, 1.0, 8)],
+        ),
+        (
+            "outer",
+            |t, a| library::outer(t, a[0].clone(), a[1].clone()),
+            vec![sample(&[2, 2], -1.0, 1.0, 9), sample(&[3], -1.0, 1.0, 10)],
+        ),
+        (
+            "cross",
+            |t, a| library::cross(t, a[0].clone(), a[1].clone()),
+            vec![sample(&[2, 3], -1.0, 1.0, 11), sample(&[3], -1.0, 1.0, 12)],
+        ),
+        (
+            "concat of three",
+            |t, a| library::concat_many(t, a, 0),
+            vec![
+                sample(&[2, 2], -1.0, 1.0, 13),
+                sample(&[1, 2], -1.0, 1.0, 14),
+                sample(&[3, 2], -1.0, 1.0, 15),
+            ],
+        ),
+        (
+            "squeeze",
+            |t, a| library::squeeze(t, a[0].clone(), None),
+            vec![sample(&[1, 3, 1], -1.0, 1.0, 16)],
+        ),
+    ];
+    for (name, f, args) in cases {
+        assert_gradients(name, &f, args);
+    }
+    let cross = |t: &mut Tape, a: Vec<Value>| {
+        let u = ops::get(t, a[0].clone(), &[tensor::Index::Slice(Some(0), Some(3))])?;
+        let v = ops::get(t, a[0].clone(), &[tensor::Index::Slice(Some(3), Some(6))])?;
+        library::cross(t, u, v)
+    };
+    assert_hessian("cross", &cross, vec![sample(&[6], -1.0, 1.0, 17)]);
+    let kron = |t: &mut Tape, a: Vec<Value>| {
+        let u = ops::get(t, a[0].clone(), &[tensor::Index::Slice(Some(0), Some(2))])?;
+        let v = ops::get(t, a[0].clone(), &[tensor::Index::Slice(Some(2), Some(4))])?;
+        library::kron(t, u, v)
+    };
+    assert_hessian("kron", &kron, vec![sample(&[4], -1.0, 1.0, 18)]);
+    // Values, computed once with NumPy 2.4: np.kron, np.outer, np.cross, np.tril.
+    let mut tape = Tape::new();
+    let k = library::kron(
+        &mut tape,
+        tensor(&[2, 2], &[1.0, 2.0, 3.0, 4.0]),
+        tensor(&[2], &[1.0, -1.0]),
+    )
+    .unwrap();
+    assert_eq!(
+        (k.shape(), numbers(&k)),
+        (&[2, 4][..], vec![1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 4.0, -4.0])
+    );
+    let c = library::cross(
+        &mut tape,
+        tensor(&[2, 3], &[1.0, 2.0, 3.0, 0.0, 1.0, 0.0]),
+        vector(&[4.0, 5.0, 6.0]),
+    )
+    .unwrap();
+    assert_eq!(numbers(&c), [-3.0, 6.0, -3.0, 6.0, 0.0, -4.0]);
+    let l =
+        library::triangle(&mut tape, tensor(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]), -1, false)
+            .unwrap();
+    assert_eq!(numbers(&l), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let l = library::triangle(
+        &mut tape,
+        tensor(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, f64::INFINITY]),
+        0,
+        true,
+    )
+    .unwrap();
+    assert_eq!(numbers(&l), [1.0, 0.0, 0.0, 4.0, 5.0, 0.0]);
+}
+
+#[test]
+fn losses_match_pytorch_and_differentiate() {
+    // Computed once with PyTorch 2.15 in float64: F.cross_entropy, F.nll_loss, F.mse_loss,
+    // F.binary_cross_entropy_with_logits.
+    let logits = tensor(&[2, 3], &[1.0, 2.0, 0.5, 0.1, 0.2, 3.0]);
+    let labels = vector(&[1.0, 2.0]);
+    let mut tape = Tape::new();
+    let loss = library::class_loss(&mut tape, logits.clone(), &labels, true).unwrap();
+    assert_close(&loss, &[0.2869851243147052], 1e-15, "cross_entropy");
+    let log_p = ops::log_softmax(&mut tape, logits.clone(), 1).unwrap();
+    let nll = library::class_loss(&mut tape, log_p, &labels, false).unwrap();
+    assert_close(&nll, &[0.2869851243147052], 1e-15, "nll");
+    let target = tensor(&[2, 3], &[0.0, 1.0, 0.5, 1.0, 0.0, 0.25]);
+    let mse = library::mse(&mut tape, logits.clone(), target.clone()).unwrap();
+    assert_close(&mse, &[1.7354166666666666], 1e-15, "mse");
+    let bce = library::bce_with_logits(&mut tape, logits.clone(), target.clone()).unwrap();
+    assert_close(&bce, &[0.9842315939617011], 1e-15, "bce_with_logits");
+    assert_eq!(
+        library::class_loss(&mut tape, logits.clone(), &vector(&[1.0, 3.0]), true)
+            .unwrap_err()
+            .to_string(),
+        "cross_entropy: label 3.0 is not an integer from 0 to 2 (there are 3 classes)"
+    );
+    let x = sample(&[2, 3], -2.0, 2.0, 19);
+    let cases: [(&str, Library); 3] = [
+        ("cross_entropy", |t, a| library::class_loss(t, a[0].clone(), &vector(&[1.0, 2.0]), true)),
+        ("mse", |t, a| {
+            library::mse(t, a[0].clone(), tensor(&[2, 3], &[0.0, 1.0, 0.5, 1.0, 0.0, 0.25]))
+        }),
+        ("bce_with_logits", |t, a| {
+            library::bce_with_logits(
+                t,
+                a[0].clone(),
+                tensor(&[2, 3], &[0.0, 1.0, 0.5, 1.0, 0.0, 0.25]),
+            )
+        }),
+    ];
+    for (name, f) in cases {
+        assert_gradients(name, &f, vec![x.clone()]);
+        let flat = move |t: &mut Tape, a: Vec<Value>| {
+            let m = ops::reshape(t, a[0].clone(), &[2, 3])?;
+            f(t, vec![m])
+        };
+        assert_hessian(name, &flat, vec![sample(&[6], -2.0, 2.0, 20)]);
+    }
+}
+
+#[test]
+fn distributions_differentiate_in_their_parameters() {
+    let u = Rng::from_seed(1).rand(&[4]).unwrap();
+    let z = Rng::from_seed(2).randn(&[4]).unwrap();
+    let uniform = move |t: &mut Tape, a: Vec<Value>| {
+        library::uniform(t, a[0].clone(), a[1].clone(), u.clone())
+    };
+    assert_gradients("uniform", &uniform, vec![Value::Float(-1.0), vector(&[1.0, 2.0, 3.0, 4.0])]);
+    let normal = move |t: &mut Tape, a: Vec<Value>| {
+        library::normal(t, a[0].clone(), a[1].clone(), z.clone())
+    };
+    assert_gradients("normal", &normal, vec![vector(&[0.0, 1.0, 2.0, 3.0]), Value::Float(0.5)]);
+}

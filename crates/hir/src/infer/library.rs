@@ -1,0 +1,512 @@
+//! Typing the library built-ins of NumPy's and PyTorch's kind (element-wise activations,
+//! reductions and scans with an axis, shape functions, random numbers, stacked linear algebra,
+//! convolutions, pooling and losses): one method per [`Rule`] that `builtin.rs` dispatches here.
+//!
+//! Options follow `language.md` section 9: positional, last, in NumPy's order. An option that
+//! decides a shape (`keepdims`, a `pad` mode) or a computation (`"tanh"`) is a literal, so that
+//! the type is known; a wrong one is [`Code::InvalidOption`]. Extents that come from `int`
+//! arguments are sizes when the arguments are constants or shape variables, and unknown
+//! otherwise, to be checked when the program runs.
+
+use super::InferCtx;
+use crate::{
+    body::{Expr, ExprId, Literal},
+    builtins::{Builtin, Rule},
+    diagnostics::Code,
+    ty::{Dim, Shape, Ty, broadcast},
+};
+
+impl InferCtx<'_> {
+    /// The type of a call of a library built-in, whose arguments have been typed and counted.
+    pub(super) fn infer_library(
+        &mut self,
+        expr: ExprId,
+        builtin: Builtin,
+        args: &[ExprId],
+        tys: &[Ty],
+    ) -> Ty {
+        let name = builtin.name();
+        match builtin.info().rule {
+            Rule::Activation => {
+                if let Some(&option) = args.get(1) {
+                    match builtin {
+                        Builtin::Gelu => {
+                            self.option(option, &tys[1], name, 1, &["none", "tanh"]);
+                        }
+                        _ => {
+                            self.number_arg(option, &tys[1], name, 1);
+                        }
+                    }
+                }
+                self.elementwise(args[0], &tys[0], name)
+            }
+            Rule::Predicate => match &tys[0] {
+                Ty::Tensor(shape) => Ty::Tensor(shape.clone()),
+                Ty::Int | Ty::Float => Ty::Bool,
+                other => self.bad_arg(args[0], name, 0, other, "a number or a tensor"),
+            },
+            Rule::Ternary => self.ternary(expr, name, args, tys),
+            Rule::ArgReduction => {
+                let Some(shape) = self.tensor_arg(args[0], name, 0, &tys[0]) else {
+                    return Ty::Error;
+                };
+                match args.get(1) {
+                    None => Ty::Int,
+                    Some(&axis) => self.reduced(name, &shape, axis, &tys[1], args.get(2).copied()),
+                }
+            }
+            Rule::Moment => {
+                let Some(shape) = self.tensor_arg(args[0], name, 0, &tys[0]) else {
+                    return Ty::Error;
+                };
+                if let Some(&ddof) = args.get(2) {
+                    self.number_arg(ddof, &tys[2], name, 2);
+                }
+                match args.get(1) {
+                    None => Ty::Float,
+                    Some(&axis) => self.reduced(name, &shape, axis, &tys[1], args.get(3).copied()),
+                }
+            }
+            Rule::Sort => {
+                let Some(shape) = self.nonscalar_arg(args[0], name, &tys[0]) else {
+                    return Ty::Error;
+                };
+                if let Some(&axis) = args.get(1) {
+                    self.axis_arg(axis, &tys[1], &shape, name);
+                }
+                Ty::Tensor(shape)
+            }
+            Rule::Linspace => {
+                self.number_arg(args[0], &tys[0], name, 0);
+                self.number_arg(args[1], &tys[1], name, 1);
+                let Some(num) = self.int_arg(args[2], &tys[2], name, 2) else { return Ty::Error };
+                Ty::tensor(vec![self.nonnegative(args[2], num)])
+            }
+            Rule::Squeeze => {
+                let Some(shape) = self.tensor_arg(args[0], name, 0, &tys[0]) else {
+                    return Ty::Error;
+                };
+                let Shape::Ranked(mut dims) = shape.clone() else { return Ty::unranked() };
+                let Some(&axis_arg) = args.get(1) else {
+                    // Which axes go depends on the extents: known only when all are known.
+                    if dims.iter().all(|dim| matches!(dim, Dim::Known(_))) {
+                        dims.retain(|dim| *dim != Dim::Known(1));
+                        return Ty::tensor(dims);
+                    }
+                    return Ty::unranked();
+                };
+                let Some(axis) = self.axis_arg(axis_arg, &tys[1], &shape, name) else {
+                    return Ty::Error;
+                };
+                if self.const_int(axis_arg).is_none() {
+                    return Ty::tensor(vec![Dim::Unknown; dims.len().saturating_sub(1)]);
+                }
+                if let Dim::Known(extent) = dims[axis]
+                    && extent != 1
+                {
+                    let span = self.expr_span(axis_arg);
+                    self.report(
+                        Code::InvalidAxis,
+                        span,
+                        format!("`squeeze` removes an axis of extent 1, but axis {axis} of Tensor{shape} has extent {extent}"),
+                    );
+                    return Ty::Error;
+                }
+                dims.remove(axis);
+                Ty::tensor(dims)
+            }
+            Rule::Unsqueeze => {
+                let Some(shape) = self.tensor_arg(args[0], name, 0, &tys[0]) else {
+                    return Ty::Error;
+                };
+                let Shape::Ranked(mut dims) = shape else { return Ty::unranked() };
+                if tys[1] != Ty::Int {
+                    return self.bad_arg(args[1], name, 1, &tys[1], "an int axis");
+                }
+                let rank = dims.len() as i64;
+                match self.const_int(args[1]) {
+                    Some(axis) if axis < 0 || axis > rank => {
+                        let span = self.expr_span(args[1]);
+                        self.report(
+                            Code::InvalidAxis,
+                            span,
+                            format!("a new axis of a tensor of rank {rank} goes at 0 to {rank}, not {axis}"),
+                        );
+                        Ty::Error
+                    }
+                    Some(axis) => {
+                        dims.insert(axis as usize, Dim::Known(1));
+                        Ty::tensor(dims)
+                    }
+                    None => Ty::tensor(vec![Dim::Unknown; dims.len() + 1]),
+                }
+            }
+            Rule::Triangle => {
+                let Some(shape) = self.matrix_arg(args[0], name, &tys[0], false) else {
+                    return Ty::Error;
+                };
+                if let Some(&k) = args.get(1)
+                    && tys[1] != Ty::Int
+                {
+                    return self.bad_arg(k, name, 1, &tys[1], "an int diagonal offset");
+                }
+                Ty::Tensor(shape)
+            }
+            Rule::OneHot => {
+                let Some(n) = self.int_arg(args[1], &tys[1], name, 1) else { return Ty::Error };
+                let n = self.nonnegative(args[1], n);
+                match &tys[0] {
+                    Ty::Tensor(Shape::Ranked(dims)) => {
+                        let mut dims = dims.clone();
+                        dims.push(n);
+                        Ty::tensor(dims)
+                    }
+                    Ty::Tensor(Shape::Unranked) => Ty::unranked(),
+                    Ty::Int | Ty::Float => Ty::tensor(vec![n]),
+                    other => self.bad_arg(args[0], name, 0, other, "a tensor of labels"),
+                }
+            }
+            Rule::BroadcastTo => {
+                let Some(shape) = self.tensor_or_number(args[0], name, 0, &tys[0]) else {
+                    return Ty::Error;
+                };
+                let target = self.shape_list(args[1], &tys[1], name);
+                if broadcast(&shape, &target).is_ok_and(|joint| {
+                    crate::ty::shapes_compatible(&target, &joint)
+                        && joint.dims().map(<[Dim]>::len) == target.dims().map(<[Dim]>::len)
+                }) {
+                    return Ty::Tensor(target);
+                }
+                let span = self.expr_span(expr);
+                self.report(
+                    Code::BroadcastMismatch,
+                    span,
+                    format!("Tensor{shape} cannot be broadcast to Tensor{target}"),
+                );
+                Ty::Error
+            }
+            Rule::Kron => {
+                let a = self.tensor_arg(args[0], name, 0, &tys[0]);
+                let b = self.tensor_arg(args[1], name, 1, &tys[1]);
+                let (Some(Shape::Ranked(a)), Some(Shape::Ranked(b))) = (a, b) else {
+                    return Ty::unranked();
+                };
+                let rank = a.len().max(b.len());
+                let padded = |list: &[Dim]| {
+                    let mut out = vec![Dim::Known(1); rank - list.len()];
+                    out.extend_from_slice(list);
+                    out
+                };
+                let (a, b) = (padded(&a), padded(&b));
+                Ty::tensor(a.iter().zip(&b).map(|(x, y)| x.mul(y)).collect())
+            }
+            Rule::Outer => {
+                let a = self.tensor_or_number(args[0], name, 0, &tys[0]);
+                let b = self.tensor_or_number(args[1], name, 1, &tys[1]);
+                let (Some(a), Some(b)) = (a, b) else { return Ty::Error };
+                let size = |shape: &Shape| shape.dims().map_or(Dim::Unknown, Dim::product);
+                Ty::tensor(vec![size(&a), size(&b)])
+            }
+            Rule::Randint => {
+                for i in 0..2 {
+                    if tys[i] != Ty::Int {
+                        return self.bad_arg(args[i], name, i, &tys[i], "an int");
+                    }
+                }
+                Ty::Tensor(self.shape_list(args[2], &tys[2], name))
+            }
+            Rule::Permutation => {
+                let Some(n) = self.int_arg(args[0], &tys[0], name, 0) else { return Ty::Error };
+                Ty::tensor(vec![self.nonnegative(args[0], n)])
+            }
+            Rule::Distribution => {
+                let last = args.len() - 1;
+                let shape = self.shape_list(args[last], &tys[last], name);
+                for i in 0..last {
+                    let Some(param) = self.tensor_or_number(args[i], name, i, &tys[i]) else {
+                        return Ty::Error;
+                    };
+                    let fits = broadcast(&param, &shape).is_ok_and(|joint| {
+                        joint.dims().map(<[Dim]>::len) == shape.dims().map(<[Dim]>::len)
+                            && crate::ty::shapes_compatible(&shape, &joint)
+                    });
+                    if !fits {
+                        let span = self.expr_span(args[i]);
+                        self.report(
+                            Code::BroadcastMismatch,
+                            span,
+                            format!("argument {} of `{name}` is Tensor{param}, which does not broadcast to the shape Tensor{shape}", i + 1),
+                        );
+                        return Ty::Error;
+                    }
+                }
+                Ty::Tensor(shape)
+            }
+            Rule::Cross => {
+                let a = self.nonscalar_arg(args[0], name, &tys[0]);
+                let b = self.nonscalar_arg(args[1], name, &tys[1]);
+                let (Some(a), Some(b)) = (a, b) else { return Ty::Error };
+                for (i, shape) in [(0, &a), (1, &b)] {
+                    if let Some(last) = shape.dims().and_then(<[Dim]>::last)
+                        && last.conflicts(&Dim::Known(3))
+                    {
+                        let span = self.expr_span(args[i]);
+                        self.report(
+                            Code::ArgumentShapes,
+                            span,
+                            format!("`cross` takes vectors of 3 along the last axis, but argument {} is Tensor{shape}", i + 1),
+                        );
+                        return Ty::Error;
+                    }
+                }
+                self.elementwise_binary(expr, name, args, tys)
+            }
+            Rule::ClassLoss => {
+                let scores = self.matrix_arg(args[0], name, &tys[0], false);
+                let labels = self.tensor_arg(args[1], name, 1, &tys[1]);
+                let (Some(scores), Some(labels)) = (scores, labels) else { return Ty::Error };
+                match (scores.dims(), labels.dims()) {
+                    (Some(scores_dims), Some(label_dims))
+                        if scores_dims.len() != 2
+                            || label_dims.len() != 1
+                            || scores_dims[0].conflicts(&label_dims[0]) =>
+                    {
+                        let span = self.expr_span(expr);
+                        self.report(
+                            Code::ArgumentShapes,
+                            span,
+                            format!("`{name}` takes scores Tensor[N][C] and labels Tensor[N], but they are Tensor{scores} and Tensor{labels}"),
+                        );
+                        Ty::Error
+                    }
+                    _ => Ty::Float,
+                }
+            }
+            Rule::PairLoss => match self.elementwise_binary(expr, name, args, tys) {
+                Ty::Error => Ty::Error,
+                _ => Ty::Float,
+            },
+            _ => Ty::Error,
+        }
+    }
+
+    /// `sin(x)`'s rule: a number gives a float, a tensor its own shape.
+    fn elementwise(&mut self, arg: ExprId, ty: &Ty, name: &str) -> Ty {
+        match ty {
+            Ty::Tensor(shape) => Ty::Tensor(shape.clone()),
+            Ty::Int | Ty::Float => Ty::Float,
+            other => self.bad_arg(arg, name, 0, other, "a number or a tensor"),
+        }
+    }
+
+    /// `clip(x, lo, hi)` and `where(mask, a, b)`: the broadcast shape of the tensors among the
+    /// three, or a float when all are numbers.
+    fn ternary(&mut self, expr: ExprId, name: &str, args: &[ExprId], tys: &[Ty]) -> Ty {
+        let mut joint: Option<Shape> = None;
+        for (i, ty) in tys.iter().enumerate() {
+            let shape = match ty {
+                Ty::Tensor(shape) => shape.clone(),
+                Ty::Int | Ty::Float => continue,
+                Ty::Bool if name == "where" && i == 0 => continue,
+                other => return self.bad_arg(args[i], name, i, other, "a number or a tensor"),
+            };
+            joint = Some(match joint {
+                None => shape,
+                Some(so_far) => match broadcast(&so_far, &shape) {
+                    Ok(shape) => shape,
+                    Err(_) => {
+                        let span = self.expr_span(expr);
+                        self.report(
+                            Code::BroadcastMismatch,
+                            span,
+                            format!("`{name}`: the arguments are Tensor{so_far} and Tensor{shape} so far, which do not broadcast"),
+                        );
+                        return Ty::Error;
+                    }
+                },
+            });
+        }
+        joint.map_or(Ty::Float, Ty::Tensor)
+    }
+
+    /// The shape of a reduction of `shape` along `axis`, without it or (with a `keepdims` of
+    /// `true`) with extent 1 there.
+    pub(super) fn reduced(
+        &mut self,
+        name: &str,
+        shape: &Shape,
+        axis_arg: ExprId,
+        axis_ty: &Ty,
+        keepdims: Option<ExprId>,
+    ) -> Ty {
+        let keep = match keepdims {
+            Some(arg) => match self.keepdims(arg) {
+                Some(keep) => keep,
+                None => return Ty::Error,
+            },
+            None => false,
+        };
+        let Some(axis) = self.axis_arg(axis_arg, axis_ty, shape, name) else {
+            return if shape.dims().is_some_and(<[Dim]>::is_empty) {
+                Ty::Error
+            } else {
+                Ty::unranked()
+            };
+        };
+        let Shape::Ranked(mut dims) = shape.clone() else { return Ty::unranked() };
+        if self.const_int(axis_arg).is_none() {
+            let rank = if keep { dims.len() } else { dims.len().saturating_sub(1) };
+            return Ty::tensor(vec![Dim::Unknown; rank]);
+        }
+        match keep {
+            true => dims[axis] = Dim::Known(1),
+            false => {
+                dims.remove(axis);
+            }
+        }
+        Ty::tensor(dims)
+    }
+
+    /// A `keepdims` argument: the literal `true` or `false`.
+    fn keepdims(&mut self, arg: ExprId) -> Option<bool> {
+        match self.body.exprs[arg] {
+            Expr::Literal(Literal::Bool(keep)) => Some(keep),
+            _ => {
+                let span = self.expr_span(arg);
+                self.report(
+                    Code::InvalidOption,
+                    span,
+                    "`keepdims` decides the result's rank, so it is written `true` or `false`"
+                        .to_owned(),
+                );
+                None
+            }
+        }
+    }
+
+    /// A string option: a literal among `options`.
+    fn option(
+        &mut self,
+        arg: ExprId,
+        ty: &Ty,
+        name: &str,
+        index: usize,
+        options: &[&str],
+    ) -> Option<String> {
+        let text = match &self.body.exprs[arg] {
+            Expr::Literal(Literal::String(text)) => text.to_string(),
+            _ => {
+                self.bad_arg(arg, name, index, ty, "a string literal");
+                return None;
+            }
+        };
+        if options.contains(&text.as_str()) {
+            return Some(text);
+        }
+        let listed: Vec<String> = options.iter().map(|o| format!("\"{o}\"")).collect();
+        let span = self.expr_span(arg);
+        self.report(Code::InvalidOption, span, format!("`{name}` has no option \"{text}\""))
+            .help(format!("the options are {}", listed.join(", ")));
+        None
+    }
+
+    /// An `int` or `float` argument; reports and returns `false` otherwise.
+    fn number_arg(&mut self, arg: ExprId, ty: &Ty, name: &str, index: usize) -> bool {
+        match ty {
+            Ty::Int | Ty::Float => true,
+            other => {
+                self.bad_arg(arg, name, index, other, "a number");
+                false
+            }
+        }
+    }
+
+    /// A tensor argument of rank 1 or more.
+    fn nonscalar_arg(&mut self, arg: ExprId, name: &str, ty: &Ty) -> Option<Shape> {
+        let shape = self.tensor_arg(arg, name, 0, ty)?;
+        if shape.dims().is_some_and(<[Dim]>::is_empty) {
+            self.bad_arg(arg, name, 0, ty, "a tensor of rank 1 or more");
+            return None;
+        }
+        Some(shape)
+    }
+
+    /// A tensor argument, or a number as a rank-0 shape.
+    fn tensor_or_number(
+        &mut self,
+        arg: ExprId,
+        name: &str,
+        index: usize,
+        ty: &Ty,
+    ) -> Option<Shape> {
+        match ty {
+            Ty::Tensor(shape) => Some(shape.clone()),
+            Ty::Int | Ty::Float => Some(Shape::Ranked(Vec::new())),
+            other => {
+                self.bad_arg(arg, name, index, other, "a number or a tensor");
+                None
+            }
+        }
+    }
+
+    /// A matrix or a stack of matrices (`[..., m, n]`; square when `square`).
+    pub(super) fn matrix_arg(
+        &mut self,
+        arg: ExprId,
+        name: &str,
+        ty: &Ty,
+        square: bool,
+    ) -> Option<Shape> {
+        let shape = self.tensor_arg(arg, name, 0, ty)?;
+        let Shape::Ranked(dims) = &shape else { return Some(shape) };
+        let what = if square {
+            "a square matrix Tensor[n][n] or a stack of them"
+        } else {
+            "a matrix or a stack of matrices"
+        };
+        if dims.len() < 2 {
+            let span = self.expr_span(arg);
+            self.report(
+                Code::RankMismatch,
+                span,
+                format!("`{name}` needs {what}, but its argument is {ty}"),
+            );
+            return None;
+        }
+        let (m, n) = (&dims[dims.len() - 2], &dims[dims.len() - 1]);
+        if square && m.conflicts(n) {
+            let span = self.expr_span(arg);
+            self.report(
+                Code::RankMismatch,
+                span,
+                format!("`{name}` needs square matrices, but its argument is {ty}"),
+            );
+            return None;
+        }
+        if square {
+            let joined = m.join(n);
+            let mut dims = dims.clone();
+            let rank = dims.len();
+            dims[rank - 2] = joined.clone();
+            dims[rank - 1] = joined;
+            return Some(Shape::Ranked(dims));
+        }
+        Some(shape)
+    }
+
+    /// Reports a known negative extent, and turns it into an unknown one.
+    fn nonnegative(&mut self, arg: ExprId, dim: Dim) -> Dim {
+        match dim {
+            Dim::Known(n) if n < 0 => {
+                let span = self.expr_span(arg);
+                self.report(
+                    Code::InvalidDimension,
+                    span,
+                    format!("a count cannot be negative ({n})"),
+                );
+                Dim::Unknown
+            }
+            dim => dim,
+        }
+    }
+}
