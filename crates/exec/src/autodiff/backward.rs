@@ -998,7 +998,8 @@ fn binary_rule(
             accumulate_arg(t, adjoints, lhs, |t| unbroadcast(t, g.clone(), lhs_kind))?;
             accumulate_arg(t, adjoints, rhs, |t| {
                 // mod(a, b) = a - floor(a/b) b, with floor(a/b) locally constant.
-                let quotients = plain::zip_primals(&lhs_value()?, &rhs_value()?, |a, b| (a / b).floor())?;
+                let quotients =
+                    plain::zip_primals(&lhs_value()?, &rhs_value()?, |a, b| (a / b).floor())?;
                 let product = ops::mul(t, g.clone(), quotients)?;
                 let negated = ops::neg(t, product)?;
                 unbroadcast(t, negated, rhs_kind)
