@@ -884,7 +884,8 @@ impl InferCtx<'_> {
                 Some(so_far) => {
                     if !crate::ty::shapes_compatible(&so_far, &shape) {
                         let span = self.expr_span(expr);
-                        let (first_span, other_span) = (self.expr_span(args[0]), self.expr_span(arg));
+                        let (first_span, other_span) =
+                            (self.expr_span(args[0]), self.expr_span(arg));
                         self.report(
                             Code::BroadcastMismatch,
                             span,
