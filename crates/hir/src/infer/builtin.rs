@@ -767,8 +767,7 @@ impl InferCtx<'_> {
                         self.bad_arg(element, "reshape", 1, &element_ty, "a list of int extents");
                         return Shape::Unranked;
                     }
-                    let dim = self.dim_of_int_expr(element);
-                    if let Dim::Known(n) = dim
+                    if let Some(n) = self.const_int(element)
                         && n < 0
                     {
                         let span = self.expr_span(element);
@@ -779,7 +778,7 @@ impl InferCtx<'_> {
                         );
                         return Shape::Unranked;
                     }
-                    dims.push(dim);
+                    dims.push(self.dim_of_int_expr(element));
                 }
                 // The inferred extent: the element count over the product of the others.
                 let others: Option<i64> = dims
@@ -946,8 +945,8 @@ impl InferCtx<'_> {
                     }
                     return Shape::Unranked;
                 }
-                let dim = self.dim_of_int_expr(element);
-                if let Dim::Known(n) = dim
+                // A negative constant is no size (`dim_of_int_expr` gives it as unknown).
+                if let Some(n) = self.const_int(element)
                     && n < 0
                 {
                     let span = self.expr_span(element);
@@ -960,7 +959,7 @@ impl InferCtx<'_> {
                     dims.push(Dim::Unknown);
                     continue;
                 }
-                dims.push(dim);
+                dims.push(self.dim_of_int_expr(element));
             }
             return Shape::Ranked(dims);
         }
