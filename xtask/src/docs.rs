@@ -7,6 +7,8 @@
 //! - `nabla,run`: also runs, exiting with status 0;
 //! - `nabla,error=E0204`: the check fails, and reports that code;
 //! - `nabla,warning=W0001`: the check passes, and reports that warning;
+//! - `nabla,run-error=R0200`: the check passes without errors, and `nabla run` fails with that
+//!   run-time code;
 //! - `nabla,ignore`: not checked (a fragment, or pseudo-code).
 //!
 //! A block that starts with `//- NAME.nb` holds several files, each after its `//- ` line (the
@@ -29,6 +31,8 @@ pub enum Expect {
     Error(String),
     /// `nabla check` passes and reports a warning of this code.
     Warning(String),
+    /// `nabla check` passes (warnings allowed), and `nabla run` fails with this run-time code.
+    RunError(String),
     /// Not checked.
     Ignore,
 }
@@ -118,10 +122,12 @@ fn parse_info(info: &str) -> Result<Option<Expect>, String> {
             None if word == "ignore" => Expect::Ignore,
             Some(("error", code)) if is_code(code, 'E') => Expect::Error(code.to_owned()),
             Some(("warning", code)) if is_code(code, 'W') => Expect::Warning(code.to_owned()),
+            Some(("run-error", code)) if is_code(code, 'R') => Expect::RunError(code.to_owned()),
             _ => {
                 return Err(format!(
                     "unknown marker `{word}` in `{info}`; a Nabla block is marked `nabla`, \
-                     `nabla,run`, `nabla,error=E0000`, `nabla,warning=W0000` or `nabla,ignore`"
+                     `nabla,run`, `nabla,error=E0000`, `nabla,warning=W0000`, \
+                     `nabla,run-error=R0000` or `nabla,ignore`"
                 ));
             }
         };
@@ -234,6 +240,21 @@ fn check_block(binary: &Path, scratch: &Path, block: &Block) -> Result<(), Strin
             if check.success { "does not report it" } else { "fails" },
             check.output
         )),
+        Expect::RunError(_) if !check.success => Err(format!(
+            "the block is marked `run-error`, but `nabla check` fails:\n{}",
+            check.output
+        )),
+        Expect::RunError(code) => {
+            let run = nabla(binary, scratch, &["run", main])?;
+            match !run.success && run.output.contains(&format!("error[{code}]")) {
+                true => Ok(()),
+                false => Err(format!(
+                    "the block is marked `run-error={code}`, but `nabla run` {}:\n{}",
+                    if run.success { "succeeds" } else { "does not report it" },
+                    run.output
+                )),
+            }
+        }
         Expect::Error(_) | Expect::Warning(_) => Ok(()),
     }
 }
@@ -242,7 +263,7 @@ fn check_block(binary: &Path, scratch: &Path, block: &Block) -> Result<(), Strin
 pub fn check(root: &Path, binary: &Path) -> Result<(), String> {
     let scratch = std::env::temp_dir().join(format!("nabla-docs-{}", std::process::id()));
     let mut failures = Vec::new();
-    let mut counts = [0usize; 5];
+    let mut counts = [0usize; 6];
     for path in markdown_files(root)? {
         let shown = path.strip_prefix(root).unwrap_or(&path).display().to_string();
         let text = std::fs::read_to_string(&path)
@@ -260,7 +281,8 @@ pub fn check(root: &Path, binary: &Path) -> Result<(), String> {
                 Expect::Run => 1,
                 Expect::Error(_) => 2,
                 Expect::Warning(_) => 3,
-                Expect::Ignore => 4,
+                Expect::RunError(_) => 4,
+                Expect::Ignore => 5,
             }] += 1;
             if let Err(message) = check_block(binary, &scratch, block) {
                 failures.push(format!("{shown}:{}: {message}", block.line));
@@ -268,11 +290,12 @@ pub fn check(root: &Path, binary: &Path) -> Result<(), String> {
         }
     }
     let _ = std::fs::remove_dir_all(&scratch);
-    let [checked, run, errors, warnings, ignored] = counts;
+    let [checked, run, errors, warnings, run_errors, ignored] = counts;
     eprintln!(
         "docs: {} Nabla code blocks: {checked} checked, {run} also run, {errors} with an expected \
-         error, {warnings} with an expected warning, {ignored} ignored; {} failed",
-        checked + run + errors + warnings + ignored,
+         error, {warnings} with an expected warning, {run_errors} with an expected run-time \
+         error, {ignored} ignored; {} failed",
+        checked + run + errors + warnings + run_errors + ignored,
         failures.len()
     );
     match failures.is_empty() {
@@ -294,7 +317,8 @@ mod tests {
     fn markers_say_what_a_block_promises() {
         let markdown = "text\n```nabla\nprint(1);\n```\n```nabla,run\nprint(2);\n```\n\
                         ```nabla,error=E0204\nint x = 1.5;\n```\n\
-                        ```nabla, warning=W0001\nx;\n```\n```nabla,ignore\n...\n```\n";
+                        ```nabla, warning=W0001\nx;\n```\n```nabla,run-error=R0200\ny;\n```\n\
+                        ```nabla,ignore\n...\n```\n";
         assert_eq!(
             expects(markdown),
             [
@@ -302,7 +326,8 @@ mod tests {
                 (5, Expect::Run, "print(2);\n".to_owned()),
                 (8, Expect::Error("E0204".to_owned()), "int x = 1.5;\n".to_owned()),
                 (11, Expect::Warning("W0001".to_owned()), "x;\n".to_owned()),
-                (14, Expect::Ignore, "...\n".to_owned()),
+                (14, Expect::RunError("R0200".to_owned()), "y;\n".to_owned()),
+                (17, Expect::Ignore, "...\n".to_owned()),
             ]
         );
     }

@@ -33,7 +33,7 @@ pub fn run(code: &str) -> ExitCode {
         }
         None => {
             eprintln!(
-                "error: no diagnostic code `{code}`; codes look like E0204 or W0001 (see docs/errors.md)"
+                "error: no diagnostic code `{code}`; codes look like E0204, W0001 or R0200 (see docs/errors.md)"
             );
             ExitCode::FAILURE
         }

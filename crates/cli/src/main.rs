@@ -161,7 +161,7 @@ enum Command {
         #[arg(long)]
         check_nan: bool,
     },
-    /// Explain a diagnostic code, such as `E0204`.
+    /// Explain a diagnostic or run-time error code, such as `E0204` or `R0200`.
     Explain {
         /// The code.
         code: String,

@@ -217,7 +217,7 @@ const STACK_EDGE: usize = 10;
 /// A run-time error in the style of the checker's diagnostics:
 ///
 /// ```text
-/// error: integer division by zero: 7 / 0
+/// error[R0002]: integer division by zero: 7 / 0
 ///  --> prog.nb:2:12
 ///   |
 /// 2 |     return a / b;
@@ -242,8 +242,12 @@ pub fn render_error_located(
     let paint = |code: &str, text: &str| {
         if colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() }
     };
+    let head = match error.code {
+        Some(code) => format!("error[{code}]"),
+        None => "error".to_owned(),
+    };
     let mut out =
-        format!("{}{}\n", paint("1;31", "error"), paint("1", &format!(": {}", error.message)));
+        format!("{}{}\n", paint("1;31", &head), paint("1", &format!(": {}", error.message)));
     let Some(span) = error.span else {
         for note in &error.notes {
             out.push_str(&format!("{} {}: {note}\n", paint("1;34", "="), paint("1", "note")));
@@ -280,6 +284,13 @@ pub fn render_error_located(
         paint("1;31", &"^".repeat(marks))
     ));
     for note in &error.notes {
+        out.push_str(&format!("{pad} {} {}: {note}\n", paint("1;34", "="), paint("1", "note")));
+    }
+    for (span, what) in &error.related {
+        let (file, range) = hir::file_range(db, *span);
+        let (line, col) = LineIndex::new(file.text(db)).line_col_1based(range.start());
+        let (path, line) = locate(file, line);
+        let note = format!("{what} is at {path}:{line}:{col}");
         out.push_str(&format!("{pad} {} {}: {note}\n", paint("1;34", "="), paint("1", "note")));
     }
     if error.stack.len() > 1 {

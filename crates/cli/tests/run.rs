@@ -149,3 +149,53 @@ fn a_missing_file_exits_with_status_2() {
     assert_eq!((stdout.as_str(), status), ("", 2));
     assert!(stderr.starts_with("error: cannot read no-such-file-here.nb"), "{stderr}");
 }
+
+/// The error index's example of every run-time code (`docs/errors.md`, marked
+/// `nabla,run-error=CODE`) fails when run with exactly that code, and its fix (`nabla,run`) runs to
+/// the end; every run-time code has such a section.
+#[test]
+fn error_index_run_time_examples_fail_with_their_code() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/errors.md");
+    let index = std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{err}"));
+    let dir = std::env::temp_dir().join(format!("nabla-run-explain-{}", std::process::id()));
+    let mut failures = Vec::new();
+    let mut seen = Vec::new();
+    for section in index.split("\n## ").skip(1) {
+        let code = section.split(':').next().unwrap_or_default();
+        if !code.starts_with('R') {
+            continue;
+        }
+        seen.push(code.to_owned());
+        let block = |marker: &str| {
+            let start = section.find(&format!("```nabla{marker}\n"))? + marker.len() + 9;
+            Some(section[start..].split("```").next()?.to_owned())
+        };
+        let (Some(erroneous), Some(fixed)) = (block(&format!(",run-error={code}")), block(",run"))
+        else {
+            failures.push(format!("{code}: no `nabla,run-error={code}` and `nabla,run` blocks"));
+            continue;
+        };
+        for (text, fails) in [(erroneous, true), (fixed, false)] {
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("{err}"));
+            std::fs::write(dir.join("main.nb"), &text).unwrap_or_else(|err| panic!("{err}"));
+            let (_, stderr, status) = run(&dir, "main.nb", &[]);
+            let head = stderr.lines().find(|line| line.starts_with("error"));
+            let expected = format!("error[{code}]: ");
+            match fails {
+                true if status != 1 || !head.is_some_and(|line| line.starts_with(&expected)) => {
+                    failures.push(format!("{code}: the example exits with {status}:\n{stderr}"));
+                }
+                false if status != 0 => {
+                    failures.push(format!("{code}: the fix exits with {status}:\n{stderr}"));
+                }
+                _ => {}
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let codes: Vec<String> =
+        hir::Code::ALL.iter().filter(|c| c.at_run_time()).map(|c| c.to_string()).collect();
+    assert_eq!(seen, codes, "the run-time sections of docs/errors.md, in the order of the codes");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

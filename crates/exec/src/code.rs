@@ -379,7 +379,11 @@ pub enum BuiltinCall {
         x: Operand,
         path: PathBuf,
     },
-    Backward(Operand),
+    /// `backward(y)`; `text` is `y` as written, for the message when its graph was released.
+    Backward {
+        y: Operand,
+        text: Box<str>,
+    },
     /// `grad(x)` of a variable: the operand is the variable's slot, refreshed when it is `var`.
     GradOf(Operand),
     Assert {
@@ -1048,7 +1052,7 @@ impl BuiltinCall {
             | BuiltinCall::Trace(x)
             | BuiltinCall::Diag(x)
             | BuiltinCall::Save { x, .. }
-            | BuiltinCall::Backward(x)
+            | BuiltinCall::Backward { y: x, .. }
             | BuiltinCall::GradOf(x)
             | BuiltinCall::Sizeof(x)
             | BuiltinCall::ToTensor { x, .. } => vec![*x],
@@ -1111,7 +1115,7 @@ impl BuiltinCall {
             BuiltinCall::Load { csv: false, .. } => "load",
             BuiltinCall::Load { csv: true, .. } => "load_csv",
             BuiltinCall::Save { .. } => "save",
-            BuiltinCall::Backward(_) => "backward",
+            BuiltinCall::Backward { .. } => "backward",
             BuiltinCall::GradOf(_) => "grad",
             BuiltinCall::Assert { .. } => "assert",
             BuiltinCall::AssertEq { .. } => "assert_eq",

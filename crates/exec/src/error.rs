@@ -1,9 +1,14 @@
-//! Run-time errors (language.md section 8): a message, the span of the failing operation and the
-//! stack of Nabla calls that led to it. Only the command line decides how they are printed.
+//! Run-time errors (language.md section 8): a code, a message, the span of the failing operation
+//! and the stack of Nabla calls that led to it. Only the command line decides how they are printed.
+//!
+//! Every error a program can cause carries one of the run-time codes of [`hir::Code`] (`R0001`,
+//! ...), which `docs/errors.md` and `nabla explain` explain; the errors of the operations
+//! ([`TensorError`], [`AdError`], [`EinsumError`]) get theirs here, in one place. Only a broken
+//! invariant of the interpreter and an interruption have none.
 
 use std::fmt;
 
-use hir::HirSpan;
+use hir::{Code, HirSpan};
 
 use crate::autodiff::{AdError, AdErrorKind};
 use tensor::TensorError;
@@ -34,6 +39,8 @@ pub struct StackFrame {
 #[derive(Clone, Debug)]
 pub struct RuntimeError {
     pub kind: RuntimeErrorKind,
+    /// The run-time code (`R0100`, ...); `None` only for internal errors and interruptions.
+    pub code: Option<Code>,
     pub message: String,
     /// The failing operation; `None` only until the interpreter attaches it.
     pub span: Option<HirSpan>,
@@ -42,6 +49,9 @@ pub struct RuntimeError {
     /// Details shown after the source line, one line each (a failed `assert_close` gives the
     /// first and the largest difference here).
     pub notes: Vec<String>,
+    /// Other places the error concerns, each with what it is (the `backward` that released a
+    /// graph).
+    pub related: Vec<(HirSpan, String)>,
     /// Set for checks that run at the start of a function (argument shapes): the error belongs to
     /// the call, so the interpreter reports it there.
     pub(crate) at_call: bool,
@@ -51,33 +61,46 @@ pub struct RuntimeError {
 }
 
 impl RuntimeError {
-    pub fn new(message: impl Into<String>) -> RuntimeError {
+    /// An error of the program, with its run-time code.
+    pub fn new(code: Code, message: impl Into<String>) -> RuntimeError {
+        RuntimeError::of_kind(RuntimeErrorKind::Error, Some(code), message.into())
+    }
+
+    pub fn assertion(message: impl Into<String>) -> RuntimeError {
+        let message = message.into();
+        RuntimeError::of_kind(RuntimeErrorKind::Assertion, Some(Code::AssertionFailure), message)
+    }
+
+    pub fn internal(message: impl Into<String>) -> RuntimeError {
+        let message = format!("internal error in the interpreter: {}", message.into());
+        RuntimeError::of_kind(RuntimeErrorKind::Internal, None, message)
+    }
+
+    pub fn interrupted() -> RuntimeError {
+        RuntimeError::of_kind(RuntimeErrorKind::Interrupted, None, "interrupted".to_owned())
+    }
+
+    fn of_kind(kind: RuntimeErrorKind, code: Option<Code>, message: String) -> RuntimeError {
         RuntimeError {
-            kind: RuntimeErrorKind::Error,
-            message: message.into(),
+            kind,
+            code,
+            message,
             span: None,
             stack: Vec::new(),
             notes: Vec::new(),
+            related: Vec::new(),
             at_call: false,
             origin: None,
         }
     }
 
-    pub fn assertion(message: impl Into<String>) -> RuntimeError {
-        RuntimeError { kind: RuntimeErrorKind::Assertion, ..RuntimeError::new(message) }
-    }
-
-    pub fn internal(message: impl Into<String>) -> RuntimeError {
-        let message = format!("internal error in the interpreter: {}", message.into());
-        RuntimeError { kind: RuntimeErrorKind::Internal, ..RuntimeError::new(message) }
-    }
-
-    pub fn interrupted() -> RuntimeError {
-        RuntimeError { kind: RuntimeErrorKind::Interrupted, ..RuntimeError::new("interrupted") }
-    }
-
     pub fn with_note(mut self, note: impl Into<String>) -> RuntimeError {
         self.notes.push(note.into());
+        self
+    }
+
+    pub(crate) fn with_related(mut self, span: HirSpan, what: impl Into<String>) -> RuntimeError {
+        self.related.push((span, what.into()));
         self
     }
 
@@ -102,11 +125,10 @@ impl std::error::Error for RuntimeError {}
 
 impl From<AdError> for RuntimeError {
     fn from(error: AdError) -> RuntimeError {
-        let kind = match error.kind() {
-            AdErrorKind::Internal { .. } => RuntimeErrorKind::Internal,
-            _ => RuntimeErrorKind::Error,
+        let mut runtime = match ad_code(error.kind()) {
+            Some(code) => RuntimeError::new(code, error.to_string()),
+            None => RuntimeError::of_kind(RuntimeErrorKind::Internal, None, error.to_string()),
         };
-        let mut runtime = RuntimeError { kind, ..RuntimeError::new(error.to_string()) };
         if let AdErrorKind::NonFiniteGradient { site, gradient, result, saved, .. } = error.kind() {
             runtime.origin = *site;
             runtime.notes.push(format!("gradient of the result: {gradient}"));
@@ -119,12 +141,79 @@ impl From<AdError> for RuntimeError {
 
 impl From<TensorError> for RuntimeError {
     fn from(error: TensorError) -> RuntimeError {
-        RuntimeError::new(error.to_string())
+        RuntimeError::new(tensor_code(&error), error.to_string())
     }
 }
 
 impl From<EinsumError> for RuntimeError {
     fn from(error: EinsumError) -> RuntimeError {
-        RuntimeError::new(error.to_string())
+        match einsum_code(&error) {
+            Some(code) => RuntimeError::new(code, error.to_string()),
+            None => RuntimeError::of_kind(RuntimeErrorKind::Internal, None, error.to_string()),
+        }
     }
+}
+
+/// The code of a failed tensor operation.
+fn tensor_code(error: &TensorError) -> Code {
+    match error {
+        TensorError::Broadcast { .. }
+        | TensorError::BroadcastTo { .. }
+        | TensorError::MatmulBatch { .. }
+        | TensorError::Concat { .. }
+        | TensorError::Stack { .. }
+        | TensorError::Solve { .. } => Code::BroadcastFailure,
+        TensorError::MatmulInner { .. } => Code::MatmulFailure,
+        TensorError::Reshape { .. } | TensorError::DataLength { .. } => Code::ElementCountFailure,
+        TensorError::Rank { .. }
+        | TensorError::NotSquare { .. }
+        | TensorError::NotScalar { .. } => Code::RankFailure,
+        TensorError::Dimension { .. } => Code::DimensionFailure,
+        TensorError::IndexOutOfRange { .. }
+        | TensorError::SliceOutOfRange { .. }
+        | TensorError::TooManyIndices { .. } => Code::IndexFailure,
+        TensorError::Axis { .. } | TensorError::Permutation { .. } => Code::AxisFailure,
+        TensorError::EmptyReduction { .. } => Code::EmptyReduction,
+        TensorError::Singular { .. }
+        | TensorError::NotPositiveDefinite
+        | TensorError::Lapack { .. } => Code::LinearAlgebra,
+        TensorError::Io { .. } | TensorError::Npy { .. } | TensorError::Csv { .. } => {
+            Code::FileFailure
+        }
+        TensorError::Allocation { .. } => Code::LimitReached,
+    }
+}
+
+/// The code of a failed contraction; `None` for a broken invariant of the einsum engine.
+fn einsum_code(error: &EinsumError) -> Option<Code> {
+    match error {
+        EinsumError::TooLarge { .. } => Some(Code::LimitReached),
+        EinsumError::Internal { .. } => None,
+        _ => Some(Code::EinsumFailure),
+    }
+}
+
+/// The code of a failed value operation or derivative; `None` for a broken invariant (an operand
+/// the checker rules out reaching an operation is one too).
+fn ad_code(kind: &AdErrorKind) -> Option<Code> {
+    Some(match kind {
+        AdErrorKind::Tensor(error) => tensor_code(error),
+        AdErrorKind::Einsum(error) => return einsum_code(error),
+        AdErrorKind::Operand { .. } | AdErrorKind::Internal { .. } => return None,
+        AdErrorKind::IntegerOverflow { .. } => Code::IntegerOverflow,
+        AdErrorKind::DivisionByZero => Code::DivisionByZero,
+        AdErrorKind::GradBeforeBackward => Code::GradBeforeBackward,
+        AdErrorKind::BackwardWithoutVar => Code::BackwardWithoutVar,
+        AdErrorKind::ReleasedGraph { .. } => Code::ReleasedGraph,
+        AdErrorKind::BackwardInsideTransform => Code::BackwardInTransform,
+        AdErrorKind::NotScalarOutput { .. }
+        | AdErrorKind::NotDifferentiable { .. }
+        | AdErrorKind::Argument { .. }
+        | AdErrorKind::TangentShape { .. }
+        | AdErrorKind::Unsupported { .. }
+        | AdErrorKind::NonFiniteGradient { .. } => Code::DerivativeFailure,
+        AdErrorKind::NestingTooDeep | AdErrorKind::TapeFull | AdErrorKind::TapeMemory { .. } => {
+            Code::LimitReached
+        }
+    })
 }

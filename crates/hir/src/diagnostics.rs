@@ -48,6 +48,11 @@ macro_rules! codes {
                 }
             }
 
+            /// Whether a run reports this code (`R0001`, ...), rather than the checker.
+            pub fn at_run_time(self) -> bool {
+                self.as_str().starts_with('R')
+            }
+
             pub fn from_code(code: &str) -> Option<Code> {
                 Code::ALL.iter().copied().find(|c| c.as_str().eq_ignore_ascii_case(code))
             }
@@ -122,6 +127,31 @@ codes! {
     UnusedParameter = "W0007", Warning, "unused parameter";
     UnreadBackward = "W0008", Warning, "`backward` whose gradients are never read";
     UnreachableCode = "W0009", Warning, "unreachable code";
+    // Run-time errors: `nabla run` and `nabla test` report these (see `Code::at_run_time`).
+    IntegerOverflow = "R0001", Error, "integer overflow";
+    DivisionByZero = "R0002", Error, "integer division by zero";
+    IntConversion = "R0003", Error, "number out of the range of `int`";
+    ConstantBeforeDeclaration = "R0004", Error, "constant read before its declaration ran";
+    BroadcastFailure = "R0100", Error, "shapes do not broadcast at run time";
+    MatmulFailure = "R0101", Error, "inner dimensions of `@` differ at run time";
+    DeclaredShapeFailure = "R0102", Error, "value does not fit the declared shape at run time";
+    ElementCountFailure = "R0103", Error, "element counts differ at run time";
+    RankFailure = "R0104", Error, "tensor of the wrong rank";
+    DimensionFailure = "R0105", Error, "invalid dimension at run time";
+    IndexFailure = "R0200", Error, "index out of range";
+    AxisFailure = "R0201", Error, "axis out of range at run time";
+    EmptyReduction = "R0202", Error, "reduction over no elements";
+    LinearAlgebra = "R0300", Error, "matrix without the property an operation needs";
+    FileFailure = "R0400", Error, "file cannot be read or written";
+    LimitReached = "R0500", Error, "limit of the run reached";
+    ReleasedGraph = "R0600", Error, "`backward` through a released graph";
+    BackwardWithoutVar = "R0601", Error, "`backward` of a value no `var` reaches";
+    GradBeforeBackward = "R0602", Error, "`grad` before any `backward`";
+    BackwardInTransform = "R0603", Error, "`backward` inside a differentiated function";
+    DerivativeFailure = "R0604", Error, "derivative that cannot be computed";
+    EinsumFailure = "R0700", Error, "einsum that does not fit its operands";
+    AssertionFailure = "R0800", Error, "assertion failed";
+    OptionFailure = "R0801", Error, "invalid option of a built-in at run time";
 }
 
 impl fmt::Display for Code {

@@ -216,9 +216,72 @@ fn every_code_has_a_test_program() {
             }
         }
     }
-    let missing: Vec<_> =
-        hir::Code::ALL.iter().map(|c| c.as_str()).filter(|c| !seen.contains(*c)).collect();
+    // Run-time codes have their programs in `crates/exec/test_data/run`.
+    let missing: Vec<_> = hir::Code::ALL
+        .iter()
+        .filter(|c| !c.at_run_time())
+        .map(|c| c.as_str())
+        .filter(|c| !seen.contains(*c))
+        .collect();
     assert!(missing.is_empty(), "codes without a test program: {missing:?}");
+}
+
+/// The `.nb` files under `dir`, recursively, in order.
+fn programs_under(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = fs::read_dir(&dir).unwrap_or_else(|err| panic!("{}: {err}", dir.display()));
+        for path in entries.filter_map(Result::ok).map(|entry| entry.path()) {
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|ext| ext == "nb") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The lints have no false positives on the programs people read and run: the examples, the
+/// programs the runtime's and the test runner's tests run, the benchmarks and the valid programs
+/// of this corpus give no warning (the docs' code blocks are held to the same by
+/// `cargo xtask docs`). A program there that means what a lint warns about says so with
+/// `// allow(CODE)`. Programs with errors (`figure1.nb`, the test runner's `check_error`) are
+/// about their errors and left out, and so are the formatter's, the parser's and the editor
+/// grammar's fixtures, which declare names only to lay them out.
+#[test]
+fn lints_stay_quiet_on_the_examples_and_the_test_corpora() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dirs = [
+        "examples",
+        "crates/exec/test_data/run",
+        "crates/cli/test_data/test_runner",
+        "bench",
+        "crates/hir/test_data/check/ok",
+    ];
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for path in dirs.iter().flat_map(|dir| programs_under(&root.join(dir))) {
+        let mut db = Database::default();
+        let read = &mut |p: &std::path::Path| fs::read_to_string(p).map_err(|e| e.to_string());
+        let Ok(main) = db.load_with_imports(&path, read) else { continue };
+        let diagnostics = hir::file_diagnostics(&db, main);
+        if diagnostics.iter().any(|d| d.severity == hir::Severity::Error) {
+            continue;
+        }
+        checked += 1;
+        if !diagnostics.is_empty() {
+            failures.push(format!("{}:\n{}", path.display(), render(&db, diagnostics, main)));
+        }
+    }
+    assert!(checked >= 100, "only {checked} programs checked");
+    assert!(
+        failures.is_empty(),
+        "warnings on programs that mean what they say:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -332,8 +395,10 @@ fn deep_nesting_is_checked_without_overflow() {
 
 /// The error index: each section's erroneous example (marked `nabla,error=CODE` or
 /// `nabla,warning=CODE`, see `docs/README.md`) gives its code, and its fixed example (the last
-/// code block, marked `nabla`) checks clean. `cargo xtask docs` checks the same blocks with the
-/// `nabla` binary; this test keeps the index right under `cargo test`.
+/// code block, marked `nabla`) checks clean. The example of a run-time code (`nabla,run-error=CODE`)
+/// checks without errors and its fix (`nabla,run`) checks clean; `crates/cli/tests/run.rs` runs
+/// them. `cargo xtask docs` checks the same blocks with the `nabla` binary; this test keeps the
+/// index right under `cargo test`.
 #[test]
 fn error_index_examples_are_right() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/errors.md");
@@ -354,18 +419,25 @@ fn error_index_examples_are_right() {
             failures.push(format!("{code}: no example"));
             continue;
         };
-        let marker = match code.starts_with('W') {
-            true => format!(",warning={code}"),
-            false => format!(",error={code}"),
+        let (marker, fixed_marker) = match code.chars().next() {
+            Some('W') => (format!(",warning={code}"), ""),
+            Some('R') => (format!(",run-error={code}"), ",run"),
+            _ => (format!(",error={code}"), ""),
         };
-        if blocks.len() != 2 || erroneous_info != marker || !fixed_info.is_empty() {
-            failures.push(format!("{code}: expected a `nabla{marker}` block, then a `nabla` one"));
+        if blocks.len() != 2 || erroneous_info != marker || fixed_info != fixed_marker {
+            failures.push(format!(
+                "{code}: expected a `nabla{marker}` block, then a `nabla{fixed_marker}` one"
+            ));
             continue;
         }
         let (db, main) = load(erroneous);
-        let codes: Vec<&str> =
-            hir::file_diagnostics(&db, main).iter().map(|d| d.code.as_str()).collect();
-        if !codes.contains(&code) {
+        let diagnostics = hir::file_diagnostics(&db, main);
+        let codes: Vec<&str> = diagnostics.iter().map(|d| d.code.as_str()).collect();
+        let run_time = code.starts_with('R');
+        if run_time && diagnostics.iter().any(|d| d.severity == hir::Severity::Error) {
+            failures.push(format!("{code}: the erroneous example does not check: {codes:?}"));
+        }
+        if !run_time && !codes.contains(&code) {
             failures.push(format!("{code}: the erroneous example gives {codes:?}"));
         }
         let (db, main) = load(fixed);

@@ -53,6 +53,9 @@ pub enum AdErrorKind {
     GradBeforeBackward,
     /// `backward(y)` where `y` does not depend on any `var`.
     BackwardWithoutVar,
+    /// `backward(y)` where `y` was recorded on a graph that a `backward` has released; `by_last`
+    /// when that was the most recent `backward`.
+    ReleasedGraph { by_last: bool },
     /// `backward` inside a function that a transform is differentiating.
     BackwardInsideTransform,
     /// `grad(f)` or `hessian(f)` of a function whose result is not a single number.
@@ -109,6 +112,12 @@ impl fmt::Display for AdErrorKind {
             }
             AdErrorKind::BackwardWithoutVar => f.write_str(
                 "backward(y): y does not depend on any `var`, so there is nothing to differentiate",
+            ),
+            AdErrorKind::ReleasedGraph { by_last } => write!(
+                f,
+                "backward(y): the graph of y was released by {} `backward`; compute y again \
+                 after each `backward`",
+                if *by_last { "the last" } else { "an earlier" }
             ),
             AdErrorKind::BackwardInsideTransform => f.write_str(
                 "backward(...) cannot run inside a function that grad, jvp, vjp, hessian or \

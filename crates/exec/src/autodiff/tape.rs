@@ -330,7 +330,15 @@ impl Tape {
             return Err(AdErrorKind::Operand { op: "backward", found: y.type_name() }.into());
         }
         let Some(node) = program_node(y).filter(|&node| self.is_live(node)) else {
-            return Err(AdErrorKind::BackwardWithoutVar.into());
+            // A program-level box that is not live was recorded before a `backward` moved the
+            // level's base past it.
+            return Err(match program_node(y) {
+                Some(node) => AdErrorKind::ReleasedGraph {
+                    by_last: self.gradients.as_ref().is_some_and(|g| node.serial() >= g.base),
+                },
+                None => AdErrorKind::BackwardWithoutVar,
+            }
+            .into());
         };
         let seed = match y.primal() {
             Primal::Tensor(tensor) => Adjoint::Uniform(Uniform::new(1.0, tensor.shape())),

@@ -2,6 +2,9 @@
 //! [`BuiltinCall`] to the differentiable operations of [`crate::ops`], the tensor runtime, the
 //! tape or the output.
 
+use hir::Code;
+
+use crate::autodiff::AdErrorKind;
 use crate::code::{
     BuiltinCall, Construct, DimsArg, IndexAssign, Operand, PrintItem, PrintOptionsArgs, TargetShape,
 };
@@ -213,9 +216,16 @@ impl Machine<'_, '_> {
                 tensor::save_npy(path, &tensor)?;
                 Value::Int(0)
             }
-            BuiltinCall::Backward(y) => {
+            BuiltinCall::Backward { y, text } => {
                 let y = self.fetch(base, *y);
-                self.tape.backward(&y)?;
+                let here = self.span_at(self.resume.saturating_sub(1) as usize);
+                match self.tape.backward(&y) {
+                    Ok(()) => self.last_backward = here,
+                    Err(error) if matches!(error.kind(), AdErrorKind::ReleasedGraph { .. }) => {
+                        return Err(self.released_graph(error, text));
+                    }
+                    Err(error) => return Err(error.into()),
+                }
                 Value::Int(0)
             }
             BuiltinCall::GradOf(x) => {
@@ -312,7 +322,12 @@ impl Machine<'_, '_> {
                 let size = shape
                     .iter()
                     .try_fold(1i64, |acc, &extent| acc.checked_mul(i64::try_from(extent).ok()?))
-                    .ok_or_else(|| RuntimeError::new("sizeof: the size does not fit in an int"))?;
+                    .ok_or_else(|| {
+                        RuntimeError::new(
+                            Code::IntegerOverflow,
+                            "sizeof: the size does not fit in an int",
+                        )
+                    })?;
                 Value::Int(size)
             }
             BuiltinCall::ToTensor { x, shape } => {
@@ -340,7 +355,7 @@ impl Machine<'_, '_> {
                 if current.shape() != result.shape() {
                     let message = index_mismatch(name, labels, current.shape(), result.shape());
                     self.stack[base + *target as usize] = current;
-                    return Err(RuntimeError::new(message));
+                    return Err(RuntimeError::new(Code::DeclaredShapeFailure, message));
                 }
                 let updated = match op {
                     IndexAssign::Assign | IndexAssign::Mul => result,
@@ -355,7 +370,9 @@ impl Machine<'_, '_> {
     /// A non-negative `int` argument used as an extent.
     fn extent(&self, base: usize, operand: Operand) -> Result<usize, RuntimeError> {
         let n = self.int_at(base, operand)?;
-        usize::try_from(n).map_err(|_| RuntimeError::new(format!("dimension {n} is negative")))
+        usize::try_from(n).map_err(|_| {
+            RuntimeError::new(Code::DimensionFailure, format!("dimension {n} is negative"))
+        })
     }
 
     fn ints_arg(&self, base: usize, dims: &DimsArg) -> Result<Vec<i64>, RuntimeError> {
@@ -373,10 +390,10 @@ impl Machine<'_, '_> {
                         if x.fract() == 0.0 && x.abs() < 9.0e15 {
                             Ok(x as i64)
                         } else {
-                            Err(RuntimeError::new(format!(
-                                "axis {} is not an integer",
-                                tensor::format_float(x)
-                            )))
+                            Err(RuntimeError::new(
+                                Code::AxisFailure,
+                                format!("axis {} is not an integer", tensor::format_float(x)),
+                            ))
                         }
                     })
                     .collect()
@@ -650,17 +667,21 @@ fn print_options_from(
         let n = value.as_f64().unwrap_or(0.0) as i64;
         match usize::try_from(n) {
             Ok(n) if n as i64 >= low => Ok(Some(n)),
-            _ => Err(RuntimeError::new(format!(
-                "{what} of print_options must be at least {low}, not {n}"
-            ))),
+            _ => Err(RuntimeError::new(
+                Code::OptionFailure,
+                format!("{what} of print_options must be at least {low}, not {n}"),
+            )),
         }
     };
     if let Some(precision) = int(0, "the precision", 0)? {
         if precision > tensor::PrintOptions::MAX_PRECISION {
-            return Err(RuntimeError::new(format!(
-                "the precision of print_options must be at most {}, not {precision}",
-                tensor::PrintOptions::MAX_PRECISION
-            )));
+            return Err(RuntimeError::new(
+                Code::OptionFailure,
+                format!(
+                    "the precision of print_options must be at most {}, not {precision}",
+                    tensor::PrintOptions::MAX_PRECISION
+                ),
+            ));
         }
         options.precision = Some(precision);
     }

@@ -1,7 +1,7 @@
 //! Run-time shape checks and bindings of shape variables, index composition (`a[1:3][0]` reads
 //! row 1), and the zero values of declarations.
 
-use hir::SizeError;
+use hir::{Code, SizeError};
 
 use crate::code::{
     CheckContext, DimSpec, IndexEntry, Operand, ShapeCheck, SizePlace, SizeSpec, SolveSpec,
@@ -61,13 +61,18 @@ impl Machine<'_, '_> {
         let vars = self.var_values(base, &vars);
         let with = if vars.is_empty() { String::new() } else { format!(" with {vars}") };
         let text = &size.text;
-        Err(RuntimeError::new(match error {
-            SizeError::Negative(value) => format!("the size {text} is negative ({value}){with}"),
-            SizeError::Inexact { dividend, divisor } => format!(
-                "the size {text} is not a whole number{with}: {dividend} / {divisor} leaves a remainder"
-            ),
-            other => format!("the size {text} has no value{with}: {other}"),
-        }))
+        Err(RuntimeError::new(
+            Code::DeclaredShapeFailure,
+            match error {
+                SizeError::Negative(value) => {
+                    format!("the size {text} is negative ({value}){with}")
+                }
+                SizeError::Inexact { dividend, divisor } => format!(
+                    "the size {text} is not a whole number{with}: {dividend} / {divisor} leaves a remainder"
+                ),
+                other => format!("the size {text} has no value{with}: {other}"),
+            },
+        ))
     }
 
     /// `n = 2, q = 4`: the variables that have values.
@@ -91,8 +96,12 @@ impl Machine<'_, '_> {
                 let value = self
                     .dim_value(base, spec)
                     .ok_or_else(|| RuntimeError::internal("an extent that is not known"))??;
-                usize::try_from(value)
-                    .map_err(|_| RuntimeError::new(format!("dimension {value} is negative")))
+                usize::try_from(value).map_err(|_| {
+                    RuntimeError::new(
+                        Code::DimensionFailure,
+                        format!("dimension {value} is negative"),
+                    )
+                })
             })
             .collect()
     }
@@ -159,7 +168,7 @@ impl Machine<'_, '_> {
         if let Some(why) = why {
             message.push_str(&format!(": {why}"));
         }
-        Err(RuntimeError::new(message))
+        Err(RuntimeError::new(Code::DeclaredShapeFailure, message))
     }
 
     fn bind_place(&mut self, base: usize, place: SizePlace, value: i64) {
@@ -182,7 +191,8 @@ impl Machine<'_, '_> {
     ) -> Result<Option<i64>, RuntimeError> {
         let rest =
             solve.rest.eval(&mut |&place| self.place_value(base, place)).map_err(|error| {
-                RuntimeError::new(format!("the size {} cannot be checked: {error}", solve.text))
+                let message = format!("the size {} cannot be checked: {error}", solve.text);
+                RuntimeError::new(Code::DeclaredShapeFailure, message)
             })?;
         let (num, den) =
             (i128::from(solve.coefficient.numer()), i128::from(solve.coefficient.denom()));

@@ -22,9 +22,11 @@ use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use hir::{HirSpan, TransformOp};
+use hir::{Code, HirSpan, TransformOp};
 
-use crate::autodiff::{self, AdContext, Site, Summary, Tape, TapeGraph, Term, TraceOptions};
+use crate::autodiff::{
+    self, AdContext, AdError, AdErrorKind, Site, Summary, Tape, TapeGraph, Term, TraceOptions,
+};
 use crate::code::{Callable, CastKind, Instr, IntOp, NO_SLOT, Operand, Program, Unit};
 use crate::error::{RuntimeError, StackFrame};
 use crate::graph::{Graph, Node as GraphNodeInfo, NodeKind};
@@ -144,6 +146,8 @@ pub struct Machine<'p, 'o> {
     resume: u32,
     /// The state of a traced run (see [`Machine::trace`]); `None` runs the untraced loop.
     tracer: Option<Box<Tracer>>,
+    /// The most recent `backward` that ran, named when a later one finds the graph it released.
+    last_backward: Option<HirSpan>,
 }
 
 impl AdContext for Machine<'_, '_> {
@@ -289,7 +293,7 @@ unsafe fn record_binary(
     regs: *mut Value,
     a: Operand,
     b: Operand,
-) -> Option<Result<(f64, NodeRef), autodiff::AdError>> {
+) -> Option<Result<(f64, NodeRef), AdError>> {
     // SAFETY: shared reads of the two slots, which end before anything is written.
     let (x, y) = unsafe { (&*regs.add(a.slot() as usize), &*regs.add(b.slot() as usize)) };
     let ((x, x_node), (y, y_node)) = (scalar_part(tape, x)?, scalar_part(tape, y)?);
@@ -373,7 +377,10 @@ fn int_error(op: IntOp, a: i64, b: i64) -> RuntimeError {
 /// C's integer arithmetic on 64 bits, with overflow, division by zero and bad shifts as errors.
 pub(crate) fn int_arith(op: IntOp, a: i64, b: i64) -> Result<i64, RuntimeError> {
     let overflow = |symbol: &str| {
-        RuntimeError::new(format!("integer overflow: {a} {symbol} {b} does not fit in an int"))
+        RuntimeError::new(
+            Code::IntegerOverflow,
+            format!("integer overflow: {a} {symbol} {b} does not fit in an int"),
+        )
     };
     match op {
         IntOp::Add => a.checked_add(b).ok_or_else(|| overflow("+")),
@@ -381,13 +388,15 @@ pub(crate) fn int_arith(op: IntOp, a: i64, b: i64) -> Result<i64, RuntimeError> 
         IntOp::Mul => a.checked_mul(b).ok_or_else(|| overflow("*")),
         IntOp::Div => {
             if b == 0 {
-                return Err(RuntimeError::new(format!("integer division by zero: {a} / 0")));
+                let message = format!("integer division by zero: {a} / 0");
+                return Err(RuntimeError::new(Code::DivisionByZero, message));
             }
             a.checked_div(b).ok_or_else(|| overflow("/"))
         }
         IntOp::Rem => {
             if b == 0 {
-                return Err(RuntimeError::new(format!("integer division by zero: {a} % 0")));
+                let message = format!("integer division by zero: {a} % 0");
+                return Err(RuntimeError::new(Code::DivisionByZero, message));
             }
             int_rem(a, b).ok_or_else(|| overflow("%"))
         }
@@ -396,9 +405,12 @@ pub(crate) fn int_arith(op: IntOp, a: i64, b: i64) -> Result<i64, RuntimeError> 
                 u32::try_from(b).map_err(drop).and_then(|s| if s < 64 { Ok(s) } else { Err(()) })
             else {
                 let symbol = if op == IntOp::Shl { "<<" } else { ">>" };
-                return Err(RuntimeError::new(format!(
-                    "shift amount {b} is out of range in {a} {symbol} {b}: it must be 0 to 63"
-                )));
+                return Err(RuntimeError::new(
+                    Code::IntegerOverflow,
+                    format!(
+                        "shift amount {b} is out of range in {a} {symbol} {b}: it must be 0 to 63"
+                    ),
+                ));
             };
             if op == IntOp::Shr {
                 return Ok(a >> amount);
@@ -441,6 +453,7 @@ impl<'p, 'o> Machine<'p, 'o> {
             transform_depth: 0,
             resume: 0,
             tracer: None,
+            last_backward: None,
         })
     }
 
@@ -580,6 +593,7 @@ impl<'p, 'o> Machine<'p, 'o> {
         self.stack.iter_mut().for_each(|slot| *slot = Value::Int(0));
         self.top = 0;
         self.transform_depth = 0;
+        self.last_backward = None;
         self.invoke(unit, Vec::new())?;
         Ok(())
     }
@@ -587,9 +601,12 @@ impl<'p, 'o> Machine<'p, 'o> {
     /// The error for reading a global whose declaration has not run yet.
     fn unset_global(&self, global: u32) -> RuntimeError {
         let name = self.program.global_names.get(global as usize).map_or("?", String::as_str);
-        RuntimeError::new(format!(
-            "the constant `{name}` is read before its declaration has run: a function reads it while the top level is still above that declaration"
-        ))
+        RuntimeError::new(
+            Code::ConstantBeforeDeclaration,
+            format!(
+                "the constant `{name}` is read before its declaration has run: a function reads it while the top level is still above that declaration"
+            ),
+        )
     }
 
     /// Calls a unit with arguments and runs it to its return.
@@ -688,19 +705,25 @@ impl<'p, 'o> Machine<'p, 'o> {
     #[cold]
     #[inline(never)]
     fn steps_error(&self) -> RuntimeError {
-        RuntimeError::new(format!(
-            "the program ran past its budget of {} steps (loop iterations and calls)",
-            self.limits.max_steps
-        ))
+        RuntimeError::new(
+            Code::LimitReached,
+            format!(
+                "the program ran past its budget of {} steps (loop iterations and calls)",
+                self.limits.max_steps
+            ),
+        )
     }
 
     #[cold]
     #[inline(never)]
     fn depth_error(&self) -> RuntimeError {
-        RuntimeError::new(format!(
-            "recursion is too deep: more than {} nested calls (raise the limit with --max-recursion)",
-            self.limits.max_call_depth
-        ))
+        RuntimeError::new(
+            Code::LimitReached,
+            format!(
+                "recursion is too deep: more than {} nested calls (raise the limit with --max-recursion)",
+                self.limits.max_call_depth
+            ),
+        )
     }
 
     /// Makes the value stack at least `len` long (new slots hold `0`), within the allocation
@@ -711,14 +734,40 @@ impl<'p, 'o> Machine<'p, 'o> {
         }
         let bytes = len.saturating_mul(size_of::<Value>());
         if bytes > tensor::allocation_limit() {
-            return Err(RuntimeError::new(format!(
-                "the call stack needs {bytes} bytes, over the allocation limit of {} bytes",
-                tensor::allocation_limit()
-            )));
+            return Err(RuntimeError::new(
+                Code::LimitReached,
+                format!(
+                    "the call stack needs {bytes} bytes, over the allocation limit of {} bytes",
+                    tensor::allocation_limit()
+                ),
+            ));
         }
         let doubled = self.stack.len().saturating_mul(2).max(len);
         self.stack.resize(doubled, Value::Int(0));
         Ok(())
+    }
+
+    /// The span of instruction `pc` of the current frame.
+    fn span_at(&self, pc: usize) -> Option<HirSpan> {
+        let unit = self.program.units.get(self.frames.last()?.unit as usize)?;
+        let span = unit.spans.get(pc).or(unit.spans.last())?;
+        Some(HirSpan { def: unit.def, span: *span })
+    }
+
+    /// The error of `backward(y)` whose `y` belongs to a released graph, with `y` as written and
+    /// the `backward` that released it.
+    fn released_graph(&self, error: AdError, y: &str) -> RuntimeError {
+        let by_last = matches!(error.kind(), AdErrorKind::ReleasedGraph { by_last: true });
+        let which = if by_last { "the last" } else { "an earlier" };
+        let message = format!(
+            "backward({y}): the graph of `{y}` was released by {which} `backward`; compute `{y}` \
+             again after each `backward`"
+        );
+        let error = RuntimeError::new(Code::ReleasedGraph, message);
+        match self.last_backward {
+            Some(span) if by_last => error.with_related(span, "the `backward` that released it"),
+            _ => error,
+        }
     }
 
     /// Attaches the span of instruction `pc` of the current frame and the call stack to an error
@@ -769,7 +818,7 @@ impl<'p, 'o> Machine<'p, 'o> {
         if stack.is_empty() {
             return self.locate(error, pc);
         }
-        let running = self.locate(RuntimeError::new(String::new()), pc);
+        let running = self.locate(RuntimeError::internal(String::new()), pc);
         if let Some(frame) = running.stack.first() {
             stack.push(StackFrame {
                 function: format!("the backward pass, run from {}", frame.function),
@@ -1173,9 +1222,10 @@ impl<'p, 'o> Machine<'p, 'o> {
                         let Some(value) = x.checked_neg() else {
                             fail!(
                                 self,
-                                RuntimeError::new(format!(
-                                    "integer overflow: -({x}) does not fit in an int"
-                                )),
+                                RuntimeError::new(
+                                    Code::IntegerOverflow,
+                                    format!("integer overflow: -({x}) does not fit in an int"),
+                                ),
                                 pc
                             )
                         };
@@ -1526,10 +1576,13 @@ impl<'p, 'o> Machine<'p, 'o> {
             Callable::Transform { op, wrt, inner } => (op, wrt, inner),
         };
         if self.transform_depth >= self.limits.max_transform_depth {
-            return Err(RuntimeError::new(format!(
-                "derivatives are nested too deeply: more than {} levels of grad, jvp, vjp, hessian or jacobian at once",
-                self.limits.max_transform_depth
-            )));
+            return Err(RuntimeError::new(
+                Code::LimitReached,
+                format!(
+                    "derivatives are nested too deeply: more than {} levels of grad, jvp, vjp, hessian or jacobian at once",
+                    self.limits.max_transform_depth
+                ),
+            ));
         }
         self.transform_depth += 1;
         // Each level of derivatives recurses natively (driver, callback, interpreter); grow the
@@ -1609,7 +1662,7 @@ impl<'p, 'o> Machine<'p, 'o> {
 fn non_finite_error(operation: &str, inputs: &[Value], result: &Summary) -> RuntimeError {
     let what = result.non_finite_kind();
     let message = format!("`{operation}` made {what} from finite values (--check-nan)");
-    let mut error = RuntimeError::new(message);
+    let mut error = RuntimeError::new(Code::DerivativeFailure, message);
     for input in inputs.iter().filter_map(Summary::of) {
         error = error.with_note(format!("input: {} {input}", input.type_text()));
     }
@@ -1629,10 +1682,13 @@ fn float_to_int(x: f64) -> Result<i64, RuntimeError> {
     // 2^63 is exactly representable; every float below it in magnitude truncates into range.
     const LIMIT: f64 = 9_223_372_036_854_775_808.0;
     if !(-LIMIT..LIMIT).contains(&x) {
-        return Err(RuntimeError::new(format!(
-            "cannot convert {} to int: it is not a number in the range of a 64-bit int",
-            tensor::format_float(x)
-        )));
+        return Err(RuntimeError::new(
+            Code::IntConversion,
+            format!(
+                "cannot convert {} to int: it is not a number in the range of a 64-bit int",
+                tensor::format_float(x)
+            ),
+        ));
     }
     Ok(x.trunc() as i64)
 }

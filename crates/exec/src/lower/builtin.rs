@@ -222,7 +222,11 @@ impl UnitLowerer<'_, '_> {
                 let path = self.path(arg(1)?)?;
                 BuiltinCall::Save { x, path }
             }
-            B::Backward => BuiltinCall::Backward(self.expr(arg(0)?, Dest::Any)?),
+            B::Backward => {
+                let y = arg(0)?;
+                let text = self.source_text(self.span_of(y)).into();
+                BuiltinCall::Backward { y: self.expr(y, Dest::Any)?, text }
+            }
             B::Grad => BuiltinCall::GradOf(self.expr(arg(0)?, Dest::Any)?),
             B::Jvp | B::Vjp | B::Hessian | B::Jacobian => {
                 return Err(self.internal("a transform outside call position", span));

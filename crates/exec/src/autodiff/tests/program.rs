@@ -108,11 +108,20 @@ fn released_values_are_constants_and_vars_become_fresh_leaves() {
     // `h` did not take part in the second recording.
     assert_close(&tape.grad_of(&h).unwrap(), &[0.0], 0.0, "grad(h)");
     // A value that depends on no var cannot be differentiated.
-    let constant = ops::mul(&mut tape, h, Value::Float(2.0)).unwrap();
+    let constant = ops::mul(&mut tape, h.clone(), Value::Float(2.0)).unwrap();
     assert_eq!(tape.backward(&constant).unwrap_err().kind(), &AdErrorKind::BackwardWithoutVar);
     assert_eq!(
         tape.backward(&Value::Float(1.0)).unwrap_err().kind(),
         &AdErrorKind::BackwardWithoutVar
+    );
+    // A value whose own graph was released says so, and which `backward` released it.
+    assert_eq!(
+        tape.backward(&y).unwrap_err().kind(),
+        &AdErrorKind::ReleasedGraph { by_last: true }
+    );
+    assert_eq!(
+        tape.backward(&h).unwrap_err().kind(),
+        &AdErrorKind::ReleasedGraph { by_last: false }
     );
     // A var assigned a constant is a leaf again when read.
     let mut v = Value::Float(4.0);
