@@ -286,7 +286,7 @@ pub fn render_error_located(
     for note in &error.notes {
         out.push_str(&format!("{pad} {} {}: {note}\n", paint("1;34", "="), paint("1", "note")));
     }
-    for (span, what) in &error.related {
+    if let Some((span, what)) = error.related.as_deref() {
         let (file, range) = hir::file_range(db, *span);
         let (line, col) = LineIndex::new(file.text(db)).line_col_1based(range.start());
         let (path, line) = locate(file, line);

@@ -49,9 +49,9 @@ pub struct RuntimeError {
     /// Details shown after the source line, one line each (a failed `assert_close` gives the
     /// first and the largest difference here).
     pub notes: Vec<String>,
-    /// Other places the error concerns, each with what it is (the `backward` that released a
-    /// graph).
-    pub related: Vec<(HirSpan, String)>,
+    /// Another place the error concerns, with what it is (the `backward` that released a graph);
+    /// boxed, as errors travel in every operation's `Result`.
+    pub related: Option<Box<(HirSpan, String)>>,
     /// Set for checks that run at the start of a function (argument shapes): the error belongs to
     /// the call, so the interpreter reports it there.
     pub(crate) at_call: bool,
@@ -88,7 +88,7 @@ impl RuntimeError {
             span: None,
             stack: Vec::new(),
             notes: Vec::new(),
-            related: Vec::new(),
+            related: None,
             at_call: false,
             origin: None,
         }
@@ -100,7 +100,7 @@ impl RuntimeError {
     }
 
     pub(crate) fn with_related(mut self, span: HirSpan, what: impl Into<String>) -> RuntimeError {
-        self.related.push((span, what.into()));
+        self.related = Some(Box::new((span, what.into())));
         self
     }
 
