@@ -171,7 +171,10 @@ fn tensor_code(error: &TensorError) -> Code {
         TensorError::Dimension { .. } => Code::DimensionFailure,
         TensorError::IndexOutOfRange { .. }
         | TensorError::SliceOutOfRange { .. }
-        | TensorError::TooManyIndices { .. } => Code::IndexFailure,
+        | TensorError::TooManyIndices { .. }
+        | TensorError::IndexValue { .. } => Code::IndexFailure,
+        TensorError::TakeAlong { .. } => Code::BroadcastFailure,
+        TensorError::Argument { .. } => Code::OptionFailure,
         TensorError::Axis { .. } | TensorError::Permutation { .. } => Code::AxisFailure,
         TensorError::EmptyReduction { .. } => Code::EmptyReduction,
         TensorError::Singular { .. }

@@ -2,7 +2,7 @@
 //! the built-in's rule in hir's table says (axes and counts as ints, options as text), then the
 //! differentiable operation of [`crate::ops`] or the plain kernel of `tensor` that computes it.
 
-use hir::Builtin;
+use hir::{Builtin, Code};
 
 use crate::code::PrintItem;
 use crate::error::RuntimeError;
@@ -69,8 +69,12 @@ impl Args {
     /// A non-negative int used as a count or an extent.
     fn count(&self, index: usize) -> Result<usize, RuntimeError> {
         let n = self.int(index)?;
-        usize::try_from(n)
-            .map_err(|_| RuntimeError::new(format!("`{}`: the count {n} is negative", self.name())))
+        usize::try_from(n).map_err(|_| {
+            RuntimeError::new(
+                Code::DimensionFailure,
+                format!("`{}`: the count {n} is negative", self.name()),
+            )
+        })
     }
 
     fn float(&self, index: usize) -> Result<f64, RuntimeError> {
@@ -115,11 +119,10 @@ impl Args {
             .into_iter()
             .map(|x| match x.fract() == 0.0 && x.abs() < 9.0e15 {
                 true => Ok(x as i64),
-                false => Err(RuntimeError::new(format!(
-                    "`{}`: {} is not an integer",
-                    self.name(),
-                    tensor::format_float(x)
-                ))),
+                false => Err(RuntimeError::new(
+                    Code::DimensionFailure,
+                    format!("`{}`: {} is not an integer", self.name(), tensor::format_float(x)),
+                )),
             })
             .collect()
     }
@@ -364,10 +367,13 @@ fn kept(
 fn of_shape(sample: Value, shape: &[usize], op: &'static str) -> Result<Value, RuntimeError> {
     match sample.shape() == shape {
         true => Ok(sample),
-        false => Err(RuntimeError::new(format!(
-            "{op}: parameters that broadcast to {} do not fit the shape {}",
-            tensor::ShapeText(sample.shape()),
-            tensor::ShapeText(shape)
-        ))),
+        false => Err(RuntimeError::new(
+            Code::BroadcastFailure,
+            format!(
+                "{op}: parameters that broadcast to {} do not fit the shape {}",
+                tensor::ShapeText(sample.shape()),
+                tensor::ShapeText(shape)
+            ),
+        )),
     }
 }
