@@ -386,6 +386,8 @@ pub enum BuiltinCall {
     },
     /// `grad(x)` of a variable: the operand is the variable's slot, refreshed when it is `var`.
     GradOf(Operand),
+    /// `stop_gradient(x)`: the value with every box removed, a constant at every level.
+    StopGradient(Operand),
     Assert {
         cond: Operand,
         message: Option<Box<str>>,
@@ -1054,6 +1056,7 @@ impl BuiltinCall {
             | BuiltinCall::Save { x, .. }
             | BuiltinCall::Backward { y: x, .. }
             | BuiltinCall::GradOf(x)
+            | BuiltinCall::StopGradient(x)
             | BuiltinCall::Sizeof(x)
             | BuiltinCall::ToTensor { x, .. } => vec![*x],
             BuiltinCall::Print(printed)
@@ -1117,6 +1120,7 @@ impl BuiltinCall {
             BuiltinCall::Save { .. } => "save",
             BuiltinCall::Backward { .. } => "backward",
             BuiltinCall::GradOf(_) => "grad",
+            BuiltinCall::StopGradient(_) => "stop_gradient",
             BuiltinCall::Assert { .. } => "assert",
             BuiltinCall::AssertEq { .. } => "assert_eq",
             BuiltinCall::AssertClose { .. } => "assert_close",

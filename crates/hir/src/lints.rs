@@ -411,13 +411,19 @@ impl LintCtx<'_> {
         }
     }
 
-    /// The locals an expression reads.
+    /// The locals an expression reads, except under `stop_gradient`, whose value no `var`
+    /// reaches.
     fn locals_in(&self, expr: ExprId) -> Vec<LocalId> {
         let mut out = Vec::new();
         let mut stack = vec![expr];
         while let Some(expr) = stack.pop() {
             if let Some(Resolution::Local(local)) = self.infer.resolution(expr) {
                 out.push(local);
+            }
+            if let Expr::Call { callee, .. } = &self.body.exprs[expr]
+                && self.builtin_callee(*callee) == Some(Builtin::StopGradient)
+            {
+                continue;
             }
             stack.extend(self.body.expr_children(expr));
         }

@@ -149,6 +149,17 @@ impl Ty {
             _ => Some(0),
         }
     }
+
+    /// Whether a value of the type is one differentiable number, as `grad(f)` needs of `f`'s
+    /// result: a `float`, or a tensor whose every extent is 1 (or whose shape is unknown, which
+    /// is then checked at run time).
+    pub fn is_one_element(&self) -> bool {
+        match self {
+            Ty::Float | Ty::Error | Ty::Tensor(Shape::Unranked) => true,
+            Ty::Tensor(Shape::Ranked(dims)) => dims.iter().all(|dim| *dim == Dim::Known(1)),
+            _ => false,
+        }
+    }
 }
 
 impl Shape {

@@ -111,7 +111,10 @@ const GROUPS: &[(&str, &[&str])] = &[
     ("Linear algebra", &["inv", "det", "solve", "cholesky", "trace", "diag", "cross", "einsum"]),
     ("Neural networks", &["cross_entropy", "nll", "mse", "bce_with_logits"]),
     ("Input and output", &["print", "write", "print_options", "load", "save", "load_csv"]),
-    ("Differentiation", &["backward", "grad", "jvp", "vjp", "hessian", "jacobian"]),
+    (
+        "Differentiation",
+        &["backward", "grad", "jvp", "vjp", "hessian", "jacobian", "stop_gradient"],
+    ),
     ("Tests", &["assert", "assert_eq", "assert_close", "gradcheck"]),
 ];
 

@@ -232,6 +232,10 @@ impl Machine<'_, '_> {
                 let x = &self.stack[base + x.slot() as usize];
                 self.tape.grad_of(x)?
             }
+            BuiltinCall::StopGradient(x) => match self.fetch(base, *x).detach() {
+                Value::Int(n) => Value::Float(n as f64),
+                constant => constant,
+            },
             BuiltinCall::Assert { cond, message } => {
                 let truth = self.stack[base + cond.slot() as usize].truth();
                 if truth != Some(true) {

@@ -228,6 +228,7 @@ impl UnitLowerer<'_, '_> {
                 BuiltinCall::Backward { y: self.expr(y, Dest::Any)?, text }
             }
             B::Grad => BuiltinCall::GradOf(self.expr(arg(0)?, Dest::Any)?),
+            B::StopGradient => BuiltinCall::StopGradient(self.expr(arg(0)?, Dest::Any)?),
             B::Jvp | B::Vjp | B::Hessian | B::Jacobian => {
                 return Err(self.internal("a transform outside call position", span));
             }

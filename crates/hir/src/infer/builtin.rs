@@ -354,14 +354,12 @@ impl InferCtx<'_> {
                         self.result.differentiated.push(def);
                         let fn_ty = self.fn_ty_of(def);
                         self.result.expr_types.insert(func, Ty::Fn(Box::new(fn_ty.clone())));
-                        let scalar = matches!(fn_ty.ret, Ty::Float | Ty::Int | Ty::Error)
-                            || fn_ty.ret.rank() == Some(0);
-                        if !scalar {
+                        if !fn_ty.ret.is_one_element() {
                             let span = self.expr_span(func);
                             self.report(
                                 Code::GradOfNonScalar,
                                 span,
-                                format!("`gradcheck` needs a function that returns a float, but `{fname}` returns {}", fn_ty.ret),
+                                format!("`gradcheck` needs a function that returns a float (or a tensor of one element), but `{fname}` returns {}", fn_ty.ret),
                             );
                             return Ty::Void;
                         }

@@ -525,15 +525,13 @@ impl InferCtx<'_> {
             }
             return None;
         }
-        let scalar =
-            |ty: &Ty| matches!(ty, Ty::Float | Ty::Int | Ty::Error) || ty.rank() == Some(0);
         let needs_scalar = matches!(op, TransformOp::Grad | TransformOp::Hessian);
-        if needs_scalar && !scalar(&ret) {
+        if needs_scalar && !ret.is_one_element() {
             let diagnostic = self.report(
                 Code::GradOfNonScalar,
                 span,
                 format!(
-                    "`{}` needs a function that returns a float, but `{name}` returns {ret}",
+                    "`{}` needs a function that returns a float (or a tensor of one element), but `{name}` returns {ret}",
                     op.name()
                 ),
             );
@@ -558,53 +556,31 @@ impl InferCtx<'_> {
                 with_cotangent.push(ret);
                 FnTy { params: with_cotangent, ret: params[0].clone() }
             }
-            TransformOp::Hessian => {
-                let out = match &params[0] {
-                    Ty::Float => Ty::Float,
-                    Ty::Tensor(Shape::Ranked(dims)) if dims.len() == 1 => {
-                        Ty::tensor(vec![dims[0].clone(), dims[0].clone()])
+            TransformOp::Hessian | TransformOp::Jacobian => {
+                // The result's axes followed by the parameter's: the Jacobian of `grad(f)` for
+                // `hessian`, whose result is the parameter's type.
+                let out_ty = if op == TransformOp::Hessian { &params[0] } else { &ret };
+                let out = match (out_ty, &params[0]) {
+                    (Ty::Error, _) | (_, Ty::Error) => Ty::Error,
+                    (Ty::Float, Ty::Float) => Ty::Float,
+                    (Ty::Tensor(Shape::Ranked(out)), Ty::Float) => Ty::tensor(out.clone()),
+                    (Ty::Float, Ty::Tensor(Shape::Ranked(input))) => Ty::tensor(input.clone()),
+                    (Ty::Tensor(Shape::Ranked(out)), Ty::Tensor(Shape::Ranked(input))) => {
+                        Ty::tensor(out.iter().chain(input).cloned().collect())
                     }
-                    Ty::Tensor(Shape::Unranked) => Ty::unranked(),
-                    other => {
-                        self.report(
-                            Code::TransformShape,
-                            span,
-                            format!("`hessian` needs the first parameter of `{name}` to be float or Tensor[n], but it is {other}"),
-                        );
-                        return None;
-                    }
-                };
-                FnTy { params: params.clone(), ret: out }
-            }
-            TransformOp::Jacobian => {
-                let dims_of = |ty: &Ty| -> Option<Vec<Dim>> {
-                    match ty {
-                        Ty::Float => Some(Vec::new()),
-                        Ty::Tensor(Shape::Ranked(dims)) if dims.len() <= 1 => Some(dims.clone()),
-                        _ => None,
-                    }
-                };
-                match (dims_of(&ret), dims_of(&params[0])) {
-                    (Some(mut out), Some(input)) => {
-                        out.extend(input);
-                        let out = if out.is_empty() { Ty::Float } else { Ty::tensor(out) };
-                        FnTy { params: params.clone(), ret: out }
-                    }
-                    _ if ret.rank().is_none() || params[0].rank().is_none() => {
-                        FnTy { params: params.clone(), ret: Ty::unranked() }
-                    }
+                    (Ty::Float | Ty::Tensor(_), Ty::Float | Ty::Tensor(_)) => Ty::unranked(),
                     _ => {
                         self.report(
                             Code::TransformShape,
                             span,
                             format!(
-                                "`jacobian` needs `{name}` to map a float or Tensor[n] to a float or Tensor[m], but it maps {} to {ret}",
-                                params[0]
+                                "`jacobian` needs `{name}` to return a float or a tensor, but it returns {ret}"
                             ),
                         );
                         return None;
                     }
-                }
+                };
+                FnTy { params: params.clone(), ret: out }
             }
         };
         Some(Callee { fn_ty, param_spans, name: format!("{}({name})", op.name()), decl: base.decl })

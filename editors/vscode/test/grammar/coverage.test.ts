@@ -34,7 +34,7 @@ const BUILTINS = [
   // 7: input and output
   "print", "write", "load", "save", "load_csv",
   // 3 and 7: differentiation
-  "backward", "grad", "jvp", "vjp", "hessian", "jacobian",
+  "backward", "grad", "jvp", "vjp", "hessian", "jacobian", "stop_gradient",
   // 5.2: tests
   "assert", "assert_eq", "assert_close", "gradcheck",
   // 6: index notation as an expression
