@@ -111,7 +111,7 @@ codes! {
     TransformTarget = "E0402", Error, "transform applied to something that is not a function";
     TransformNotCalled = "E0403", Error, "transform outside call position";
     GradOfNonVariable = "E0404", Error, "`grad` of something that is not a differentiable variable";
-    TransformShape = "E0405", Error, "`hessian` or `jacobian` on an unsupported parameter";
+    TransformShape = "E0405", Error, "`jacobian` of a function whose result is not differentiable";
     IndexLabelExtent = "E0500", Error, "index label ranges over two extents";
     IndexLabelRepeated = "E0501", Error, "label repeated on the left of an index statement";
     IndexLabelUnbound = "E0502", Error, "left label missing from the right side";
