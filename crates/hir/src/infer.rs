@@ -203,7 +203,10 @@ impl<'a> InferCtx<'a> {
         match &self.body.stmts[stmt] {
             Stmt::Decl { local, init } => self.infer_decl(*local, *init),
             Stmt::Expr(expr) => {
-                self.infer_expr(*expr);
+                // A string has no value to compute: it is only ever a built-in's argument.
+                if self.infer_expr(*expr) == Ty::Str {
+                    self.check_value(*expr, &Ty::Str);
+                }
             }
             Stmt::Block(stmts) => self.infer_stmts(stmts),
             Stmt::If { branches, else_branch } => {
