@@ -50,8 +50,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
       return runner.run(resource, (file) => runTestsArguments(file, testName));
     }),
-    // The settings are read each time the server starts (never kept from activation): a value
-    // that arrives later, as user settings do in the first window of a fresh profile, restarts it.
+    // The settings are read each time the server starts (never kept from activation), and a
+    // change of those the server is started with restarts it.
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (RESTART_SETTINGS.some((key) => event.affectsConfiguration(key))) {
         void activeServer.restart();

@@ -19,7 +19,8 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { after, before, describe, it } from "node:test";
 import { COMMANDS } from "../../src/commands";
 import { initializationOptions, serverArguments } from "../../src/launch";
-import { DEFAULT_SETTINGS } from "../../src/settings";
+import { DEFAULT_SETTINGS, SETTINGS_SECTION } from "../../src/settings";
+import { userSettingReachesRemoteWindow } from "./configurationScopes";
 
 type Callable = (...args: unknown[]) => unknown;
 
@@ -93,7 +94,10 @@ interface Recorded {
   commands: Map<string, Callable>;
   errors: { message: string; items: unknown[] }[];
   terminals: RecordedTerminal[];
+  /** The remote machine's settings (code-server's `Machine/settings.json`), by key in the section. */
   settings: Record<string, unknown>;
+  /** The User settings file, which a remote window reads only for some scopes. */
+  userSettings: Record<string, unknown>;
   /** The extension's listeners of `onDidChangeConfiguration`. */
   configurationListeners: ((event: { affectsConfiguration(section: string): boolean }) => unknown)[];
   /** The extension's listeners of `onDidGrantWorkspaceTrust`. */
@@ -147,7 +151,30 @@ class FakeEditor {
   }
 }
 
+/** The scopes `package.json` declares, by setting key relative to the `nabla` section. */
+function declaredScopes(): Record<string, string | undefined> {
+  const manifest = JSON.parse(fs.readFileSync(path.resolve(__dirname, "../../../package.json"), "utf8")) as {
+    contributes: { configuration: { properties: Record<string, { scope?: string }> } };
+  };
+  const scopes: Record<string, string | undefined> = {};
+  for (const [key, property] of Object.entries(manifest.contributes.configuration.properties)) {
+    scopes[key.slice(SETTINGS_SECTION.length + 1)] = property.scope;
+  }
+  return scopes;
+}
+
+/**
+ * A remote window, as code-server's is: the remote settings win over the User settings, and
+ * these count only for the scopes VS Code reads from them there.
+ */
 function fakeVscode(recorded: Recorded): unknown {
+  const scopes = declaredScopes();
+  const setting = (key: string): unknown => {
+    if (key in recorded.settings) {
+      return recorded.settings[key];
+    }
+    return userSettingReachesRemoteWindow(scopes[key]) ? recorded.userSettings[key] : undefined;
+  };
   const disposable = { dispose: () => undefined };
   return withFallback({
     version: "1.85.0",
@@ -155,7 +182,7 @@ function fakeVscode(recorded: Recorded): unknown {
     Position: FakePosition,
     Selection: FakeSelection,
     Range: FakeSelection,
-    env: { shell: "/bin/bash" },
+    env: { shell: "/bin/bash", remoteName: "code-server" },
     commands: {
       registerCommand(id: string, handler: Callable) {
         recorded.commands.set(id, handler);
@@ -189,7 +216,7 @@ function fakeVscode(recorded: Recorded): unknown {
     workspace: {
       workspaceFolders: undefined,
       textDocuments: [],
-      getConfiguration: () => ({ get: (key: string) => recorded.settings[key] }),
+      getConfiguration: () => ({ get: setting }),
       getWorkspaceFolder: () => undefined,
       onDidChangeConfiguration(listener: Recorded["configurationListeners"][number]) {
         recorded.configurationListeners.push(listener);
@@ -267,6 +294,7 @@ describe("activation", () => {
     errors: [],
     terminals: [],
     settings: {},
+    userSettings: {},
     configurationListeners: [],
     trustListeners: [],
     activeTextEditor: undefined,
@@ -417,6 +445,21 @@ describe("activation", () => {
     await recorded.trustListeners[0]();
     const again = await recordedEntries(otherRecord, (entries) => entries.length >= 6);
     assert.deepEqual(again.slice(2), [{ shutdown: true }, { exit: true }, { args: serverArguments(DEFAULT_SETTINGS) }, { initializationOptions: initializationOptions(DEFAULT_SETTINGS) }]);
+  });
+
+  // What code-server showed with `nabla.server.path` in the User settings of a fresh profile: the
+  // setting never reached the extension (a remote window drops `machine-overridable` settings
+  // from the User settings), so it looked for `nabla` on PATH and found none, or another one.
+  it("takes nabla.server.path from the User settings in a remote window", { skip: process.platform === "win32" }, async () => {
+    const record = path.join(bin, "record-user.jsonl");
+    delete recorded.settings["server.path"];
+    recorded.userSettings["server.path"] = writeRecordingServer(bin, record);
+    const restart = recorded.commands.get(COMMANDS.restartServer);
+    assert.ok(restart !== undefined);
+    await restart();
+    const started = await recordedEntries(record, (entries) => entries.length >= 2);
+    assert.deepEqual(started[0], { args: serverArguments(DEFAULT_SETTINGS) });
+    delete recorded.userSettings["server.path"];
   });
 
   it("starts the server with `lsp` and the shared initialization options, and stops it", { skip: process.platform === "win32" }, async () => {

@@ -9,6 +9,7 @@ import { describe, it } from "node:test";
 import { COMMANDS } from "../../src/commands";
 import { initializationOptions, serverArguments } from "../../src/launch";
 import { DEFAULT_SETTINGS, RESTART_SETTINGS, SETTING_KEYS, SETTINGS_SECTION, readSettings } from "../../src/settings";
+import { userSettingReachesRemoteWindow } from "./configurationScopes";
 
 const root = path.resolve(__dirname, "../../..");
 
@@ -31,7 +32,7 @@ interface Manifest {
     commands: { command: string; title: string; category: string }[];
     menus: Record<string, { command: string; when?: string }[]>;
     keybindings: { command: string; key: string; when: string }[];
-    configuration: { properties: Record<string, { default: unknown; type: string; enum?: string[] }> };
+    configuration: { properties: Record<string, { default: unknown; type: string; enum?: string[]; scope?: string }> };
   };
 }
 
@@ -96,6 +97,14 @@ describe("package.json", () => {
   it("never takes the server binary or its arguments from an untrusted workspace", () => {
     const { restrictedConfigurations } = manifest.capabilities.untrustedWorkspaces;
     assert.deepEqual(restrictedConfigurations.sort(), ["nabla.server.extraArgs", "nabla.server.path"]);
+  });
+
+  // code-server is a remote window: a `machine-overridable` nabla.server.path in the User settings
+  // never reached the extension there, which then reported that `nabla` was not on PATH.
+  it("takes every setting from the User settings in a remote window too (code-server, Remote-SSH)", () => {
+    for (const [key, property] of Object.entries(properties)) {
+      assert.ok(userSettingReachesRemoteWindow(property.scope), `${key} has scope ${String(property.scope)}, which a remote window ignores in the User settings`);
+    }
   });
 
   it("targets VS Code 1.85 with matching typings, and can be packaged", () => {
