@@ -164,7 +164,12 @@ fn tensor_code(error: &TensorError) -> Code {
         | TensorError::Stack { .. }
         | TensorError::Solve { .. } => Code::BroadcastFailure,
         TensorError::MatmulInner { .. } => Code::MatmulFailure,
-        TensorError::Reshape { .. } | TensorError::DataLength { .. } => Code::ElementCountFailure,
+        TensorError::ReshapeInferred { to, .. } if to.iter().filter(|&&d| d == -1).count() > 1 => {
+            Code::DimensionFailure
+        }
+        TensorError::Reshape { .. }
+        | TensorError::ReshapeInferred { .. }
+        | TensorError::DataLength { .. } => Code::ElementCountFailure,
         TensorError::Rank { .. }
         | TensorError::NotSquare { .. }
         | TensorError::NotScalar { .. } => Code::RankFailure,

@@ -226,6 +226,25 @@ fn every_code_has_a_test_program() {
     assert!(missing.is_empty(), "codes without a test program: {missing:?}");
 }
 
+/// Every lint has, besides the programs in `err/` where it fires, a program in `ok/` named
+/// `wNNNN_quiet.nb` of the near misses where it must not: the look-alikes that mean what they say
+/// and a line silenced by `// allow(WNNNN)`. `valid_programs_check_clean` holds them to no
+/// diagnostic at all.
+#[test]
+fn every_lint_has_a_program_where_it_must_stay_quiet() {
+    let quiet: Vec<String> = fixtures("ok")
+        .iter()
+        .filter_map(|path| path.file_stem()?.to_str()?.strip_suffix("_quiet").map(str::to_owned))
+        .collect();
+    let missing: Vec<_> = hir::Code::ALL
+        .iter()
+        .filter(|c| c.severity() == hir::Severity::Warning)
+        .map(|c| c.as_str())
+        .filter(|c| !quiet.iter().any(|q| q.eq_ignore_ascii_case(c)))
+        .collect();
+    assert!(missing.is_empty(), "lints without a must-not-fire program in ok/: {missing:?}");
+}
+
 /// The `.nb` files under `dir`, recursively, in order.
 fn programs_under(dir: &std::path::Path) -> Vec<PathBuf> {
     let mut out = Vec::new();

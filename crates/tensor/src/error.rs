@@ -22,6 +22,22 @@ impl fmt::Display for ShapeText<'_> {
     }
 }
 
+/// A list of extents as a program writes it: `[-1, 4]`.
+struct ExtentList<'a>(&'a [i64]);
+
+impl fmt::Display for ExtentList<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[")?;
+        for (i, extent) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{extent}")?;
+        }
+        f.write_str("]")
+    }
+}
+
 /// Everything that can go wrong in a tensor operation.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TensorError {
@@ -50,6 +66,9 @@ pub enum TensorError {
     Permutation { permutation: Vec<i64>, rank: usize },
     /// A reshape whose element counts differ.
     Reshape { from: Vec<usize>, to: Vec<usize> },
+    /// A reshape to a list of extents with a `-1` that no extent can stand for: the other
+    /// extents do not divide the element count, or more than one extent is `-1`.
+    ReshapeInferred { from: Vec<usize>, to: Vec<i64> },
     /// A flat list of values whose length does not fill the shape it is laid out in.
     DataLength { shape: Vec<usize>, len: usize },
     /// A dimension in a user-given shape that is negative or not an integer.
@@ -150,6 +169,28 @@ impl fmt::Display for TensorError {
                 ShapeText(to),
                 element_count_text(to)
             ),
+            TensorError::ReshapeInferred { from, to } => {
+                let list = ExtentList(to);
+                let count = element_count_text(from);
+                write!(f, "cannot reshape {} ({count} elements) to {list}: ", ShapeText(from))?;
+                match to.iter().filter(|&&d| d == -1).count() {
+                    1 => match to
+                        .iter()
+                        .filter(|&&d| d != -1)
+                        .try_fold(1i64, |acc, &d| acc.checked_mul(d))
+                    {
+                        Some(0) => f.write_str(
+                            "the other extents multiply to 0, so no extent can stand for -1",
+                        ),
+                        None => f.write_str("the other extents multiply past the largest `int`"),
+                        Some(others) => write!(
+                            f,
+                            "{count} is not a multiple of {others}, the product of the other extents"
+                        ),
+                    },
+                    _ => f.write_str("only one extent may be -1"),
+                }
+            }
             TensorError::DataLength { shape, len } => write!(
                 f,
                 "{len} values cannot fill {}, which has {} elements",

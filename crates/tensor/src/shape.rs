@@ -46,22 +46,21 @@ pub fn dims_from_f64(dims: &[f64]) -> Result<Vec<usize>, TensorError> {
         .collect()
 }
 
-/// The shape `reshape` takes from a list of extents for `len` elements: one extent may be `-1`,
-/// standing for the one that makes the element counts agree (NumPy's rule).
-pub fn reshape_extents(len: usize, dims: &[i64]) -> Result<Vec<usize>, TensorError> {
+/// The shape `reshape` takes from a list of extents for a tensor of shape `from`: one extent may
+/// be `-1`, standing for the one that makes the element counts agree (NumPy's rule).
+pub fn reshape_extents(from: &[usize], dims: &[i64]) -> Result<Vec<usize>, TensorError> {
+    let error = || TensorError::ReshapeInferred { from: from.to_vec(), to: dims.to_vec() };
     let inferred: Vec<usize> = (0..dims.len()).filter(|&i| dims[i] == -1).collect();
     let [position] = inferred.as_slice() else {
         if inferred.len() > 1 {
-            return Err(TensorError::Argument {
-                op: "reshape",
-                reason: "only one extent may be -1".to_owned(),
-            });
+            return Err(error());
         }
         return dims_from_i64(dims);
     };
     let mut extents = dims.to_vec();
     extents[*position] = 1;
     let known = dims_from_i64(&extents)?;
+    let len = from.iter().try_fold(1usize, |acc, &e| acc.checked_mul(e)).ok_or_else(error)?;
     let others = known.iter().try_fold(1usize, |acc, &e| acc.checked_mul(e));
     match others {
         Some(others) if others > 0 && len.is_multiple_of(others) => {
@@ -69,12 +68,7 @@ pub fn reshape_extents(len: usize, dims: &[i64]) -> Result<Vec<usize>, TensorErr
             shape[*position] = len / others;
             Ok(shape)
         }
-        _ => Err(TensorError::Argument {
-            op: "reshape",
-            reason: format!(
-                "{len} elements do not divide into extents {dims:?} with one of them inferred"
-            ),
-        }),
+        _ => Err(error()),
     }
 }
 
@@ -229,17 +223,18 @@ mod tests {
 
     #[test]
     fn one_extent_may_be_inferred() {
-        assert_eq!(reshape_extents(12, &[-1, 3]), Ok(vec![4, 3]));
-        assert_eq!(reshape_extents(12, &[2, -1, 2]), Ok(vec![2, 3, 2]));
-        assert_eq!(reshape_extents(0, &[-1, 3]), Ok(vec![0, 3]));
-        assert_eq!(reshape_extents(6, &[2, 3]), Ok(vec![2, 3]));
+        assert_eq!(reshape_extents(&[12], &[-1, 3]), Ok(vec![4, 3]));
+        assert_eq!(reshape_extents(&[3, 4], &[2, -1, 2]), Ok(vec![2, 3, 2]));
+        assert_eq!(reshape_extents(&[0], &[-1, 3]), Ok(vec![0, 3]));
+        assert_eq!(reshape_extents(&[6], &[2, 3]), Ok(vec![2, 3]));
         assert_eq!(
-            reshape_extents(12, &[-1, 5]).unwrap_err().to_string(),
-            "reshape: 12 elements do not divide into extents [-1, 5] with one of them inferred"
+            reshape_extents(&[3, 4], &[-1, 5]).unwrap_err().to_string(),
+            "cannot reshape Tensor[3][4] (12 elements) to [-1, 5]: 12 is not a multiple of 5, \
+             the product of the other extents"
         );
         assert_eq!(
-            reshape_extents(12, &[-1, -1]).unwrap_err().to_string(),
-            "reshape: only one extent may be -1"
+            reshape_extents(&[12], &[-1, -1]).unwrap_err().to_string(),
+            "cannot reshape Tensor[12] (12 elements) to [-1, -1]: only one extent may be -1"
         );
     }
 

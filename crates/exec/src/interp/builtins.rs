@@ -68,8 +68,8 @@ impl Machine<'_, '_> {
             }
             BuiltinCall::Reshape { x, dims } => {
                 let extents = self.ints_arg(base, dims)?;
-                let len = self.stack[base + x.slot() as usize].len();
-                let shape = tensor::reshape_extents(len, &extents)?;
+                let from = self.stack[base + x.slot() as usize].shape();
+                let shape = tensor::reshape_extents(from, &extents)?;
                 let x = self.fetch(base, *x);
                 ops::reshape(&mut self.tape, x, &shape)?
             }

@@ -789,12 +789,29 @@ impl InferCtx<'_> {
                     });
                 if let (Some(total), Some(others)) = (from.known_size(), others) {
                     if others == 0 || total % others != 0 {
+                        let list: Vec<String> = dims
+                            .iter()
+                            .enumerate()
+                            .map(
+                                |(i, d)| {
+                                    if i == *position { "-1".to_owned() } else { d.to_string() }
+                                },
+                            )
+                            .collect();
+                        let why = match others {
+                            0 => "the other extents multiply to 0, so no extent can stand for -1"
+                                .to_owned(),
+                            _ => format!(
+                                "{total} is not a multiple of {others}, the product of the other extents"
+                            ),
+                        };
                         let span = self.expr_span(arg);
                         self.report(
                             Code::ElementCountMismatch,
                             span,
-                            format!("cannot reshape Tensor{from} ({total} elements) to a shape with {others} elements per unit of its -1 extent"),
-                        );
+                            format!("cannot reshape Tensor{from} ({total} elements) to [{}]: {why}", list.join(", ")),
+                        )
+                        .help("-1 stands for the one extent that keeps the element count; choose the other extents so that they divide it");
                         return Shape::Unranked;
                     }
                     dims[*position] = Dim::Known(total / others);
