@@ -126,9 +126,9 @@ impl InferCtx<'_> {
                 }
                 Ty::Tensor(shape)
             }
-            Rule::FromShapeList => Ty::Tensor(self.shape_list(args[0], &arg_tys[0], name)),
+            Rule::FromShapeList => Ty::Tensor(self.shape_list(args[0], &arg_tys[0], name, 0, None)),
             Rule::Full => {
-                let shape = self.shape_list(args[0], &arg_tys[0], name);
+                let shape = self.shape_list(args[0], &arg_tys[0], name, 0, None);
                 if !matches!(arg_tys[1], Ty::Int | Ty::Float) {
                     return self.bad_arg(args[1], name, 1, &arg_tys[1], "a number");
                 }
@@ -742,7 +742,7 @@ impl InferCtx<'_> {
     /// that keeps the element count.
     fn reshape_target(&mut self, arg: ExprId, ty: &Ty, from: &Shape) -> Shape {
         let Expr::TensorLit(elements) = &self.body.exprs[arg] else {
-            return self.shape_list(arg, ty, "reshape");
+            return self.shape_list(arg, ty, "reshape", 1, None);
         };
         let elements = elements.clone();
         let inferred: Vec<usize> = elements
@@ -752,32 +752,13 @@ impl InferCtx<'_> {
             .map(|(i, _)| i)
             .collect();
         match inferred.as_slice() {
-            [] => self.shape_list(arg, ty, "reshape"),
+            [] => self.shape_list(arg, ty, "reshape", 1, None),
             [position] => {
-                let mut dims = Vec::with_capacity(elements.len());
-                for (i, &element) in elements.iter().enumerate() {
-                    if i == *position {
-                        dims.push(Dim::Unknown);
-                        continue;
-                    }
-                    let element_ty = self.result.type_of_expr(element).clone();
-                    if element_ty != Ty::Int {
-                        self.bad_arg(element, "reshape", 1, &element_ty, "a list of int extents");
-                        return Shape::Unranked;
-                    }
-                    if let Some(n) = self.const_int(element)
-                        && n < 0
-                    {
-                        let span = self.expr_span(element);
-                        self.report(
-                            Code::InvalidDimension,
-                            span,
-                            format!("a dimension cannot be negative ({n}); only one -1 may stand for an inferred extent"),
-                        );
-                        return Shape::Unranked;
-                    }
-                    dims.push(self.dim_of_int_expr(element));
-                }
+                let Shape::Ranked(mut dims) =
+                    self.shape_list(arg, ty, "reshape", 1, Some(*position))
+                else {
+                    return Shape::Unranked;
+                };
                 // The inferred extent: the element count over the product of the others.
                 let others: Option<i64> = dims
                     .iter()
@@ -945,18 +926,30 @@ impl InferCtx<'_> {
         Some(shape)
     }
 
-    /// The shape a list such as `[n, 3]` describes; a tensor value gives an unknown shape.
-    pub(super) fn shape_list(&mut self, arg: ExprId, ty: &Ty, name: &str) -> Shape {
+    /// The shape a list such as `[n, 3]`, argument `index` of `name`, describes; the element at
+    /// `inferred` (the `-1` of `reshape`) is left unknown. A tensor value gives an unknown shape.
+    pub(super) fn shape_list(
+        &mut self,
+        arg: ExprId,
+        ty: &Ty,
+        name: &str,
+        index: usize,
+        inferred: Option<usize>,
+    ) -> Shape {
         if let Expr::TensorLit(elements) = &self.body.exprs[arg] {
             let elements = elements.clone();
             let mut dims = Vec::new();
-            for element in elements {
+            for (i, element) in elements.into_iter().enumerate() {
+                if inferred == Some(i) {
+                    dims.push(Dim::Unknown);
+                    continue;
+                }
                 let element_ty = self.result.type_of_expr(element).clone();
                 if element_ty != Ty::Int {
                     if matches!(self.body.exprs[element], Expr::Literal(Literal::Float(_)))
                         || !element_ty.is_error()
                     {
-                        self.bad_arg(element, name, 0, &element_ty, "a list of int extents");
+                        self.bad_arg(element, name, index, &element_ty, "a list of int extents");
                     }
                     return Shape::Unranked;
                 }
@@ -985,7 +978,7 @@ impl InferCtx<'_> {
             },
             Ty::Tensor(_) => Shape::Unranked,
             other => {
-                self.bad_arg(arg, name, 0, other, "a list of extents such as `[2, 3]`");
+                self.bad_arg(arg, name, index, other, "a list of extents such as `[2, 3]`");
                 Shape::Unranked
             }
         }

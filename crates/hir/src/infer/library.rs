@@ -170,7 +170,7 @@ impl InferCtx<'_> {
                 let Some(shape) = self.tensor_or_number(args[0], name, 0, &tys[0]) else {
                     return Ty::Error;
                 };
-                let target = self.shape_list(args[1], &tys[1], name);
+                let target = self.shape_list(args[1], &tys[1], name, 1, None);
                 if broadcast(&shape, &target).is_ok_and(|joint| {
                     crate::ty::shapes_compatible(&target, &joint)
                         && joint.dims().map(<[Dim]>::len) == target.dims().map(<[Dim]>::len)
@@ -213,7 +213,7 @@ impl InferCtx<'_> {
                         return self.bad_arg(args[i], name, i, &tys[i], "an int");
                     }
                 }
-                Ty::Tensor(self.shape_list(args[2], &tys[2], name))
+                Ty::Tensor(self.shape_list(args[2], &tys[2], name, 2, None))
             }
             Rule::Permutation => {
                 let Some(n) = self.int_arg(args[0], &tys[0], name, 0) else { return Ty::Error };
@@ -221,7 +221,7 @@ impl InferCtx<'_> {
             }
             Rule::Distribution => {
                 let last = args.len() - 1;
-                let shape = self.shape_list(args[last], &tys[last], name);
+                let shape = self.shape_list(args[last], &tys[last], name, last, None);
                 for i in 0..last {
                     let Some(param) = self.tensor_or_number(args[i], name, i, &tys[i]) else {
                         return Ty::Error;
