@@ -251,8 +251,10 @@ pub struct SolveSpec {
 /// What a run-time shape check is about, for its message.
 #[derive(Clone, Debug)]
 pub enum CheckContext {
-    /// The declaration or assignment of a variable.
-    Variable { name: String },
+    /// The initializer of a variable's declaration.
+    Initializer { name: String },
+    /// An assignment to a variable.
+    Assign { name: String },
     /// Argument `index` (from 0) of a call of `function`.
     Argument { function: String, index: usize },
     /// The value returned by `function`.
@@ -338,6 +340,9 @@ pub enum BuiltinCall {
     Reshape {
         x: Operand,
         dims: DimsArg,
+        /// The shapes of `x` and of the result as the checker wrote them, when sizes such as
+        /// `n*m` make them differ from the values: messages name both.
+        written: Option<Box<[String; 2]>>,
     },
     Transpose {
         x: Operand,
@@ -1033,7 +1038,7 @@ impl BuiltinCall {
             BuiltinCall::Construct { dims: d, value, .. } => {
                 dims(d).into_iter().chain(*value).collect()
             }
-            BuiltinCall::Reshape { x, dims: d } => std::iter::once(*x).chain(dims(d)).collect(),
+            BuiltinCall::Reshape { x, dims: d, .. } => std::iter::once(*x).chain(dims(d)).collect(),
             BuiltinCall::Transpose { x, axes } => {
                 std::iter::once(*x).chain(axes.iter().flat_map(dims)).collect()
             }

@@ -163,7 +163,7 @@ impl fmt::Display for TensorError {
             }
             TensorError::Reshape { from, to } => write!(
                 f,
-                "cannot reshape {} ({} elements) into {} ({} elements)",
+                "cannot reshape {} ({} elements) to {} ({} elements)",
                 ShapeText(from),
                 element_count_text(from),
                 ShapeText(to),
@@ -339,7 +339,7 @@ mod tests {
         );
         assert_eq!(
             message(TensorError::Reshape { from: vec![2, 3], to: vec![4] }),
-            "cannot reshape Tensor[2][3] (6 elements) into Tensor[4] (4 elements)"
+            "cannot reshape Tensor[2][3] (6 elements) to Tensor[4] (4 elements)"
         );
         assert_eq!(
             message(TensorError::Io {

@@ -286,7 +286,7 @@ mod tests {
         assert_eq!(reshape(&Tensor::scalar(1.0), &[1, 1]).unwrap().shape(), [1, 1]);
         assert_eq!(
             reshape(&counting(&[2, 3]), &[4]).unwrap_err().to_string(),
-            "cannot reshape Tensor[2][3] (6 elements) into Tensor[4] (4 elements)"
+            "cannot reshape Tensor[2][3] (6 elements) to Tensor[4] (4 elements)"
         );
         assert!(reshape(&counting(&[0]), &[usize::MAX, 2]).is_err());
     }

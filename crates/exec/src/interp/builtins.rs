@@ -66,10 +66,26 @@ impl Machine<'_, '_> {
                 let target = self.fetch(base, *target);
                 ops::scaled_update(&mut self.tape, target, *subtract, scale, x)?
             }
-            BuiltinCall::Reshape { x, dims } => {
+            BuiltinCall::Reshape { x, dims, written } => {
                 let extents = self.ints_arg(base, dims)?;
-                let from = self.stack[base + x.slot() as usize].shape();
+                let value = &self.stack[base + x.slot() as usize];
+                let from = value.shape();
                 let shape = tensor::reshape_extents(from, &extents)?;
+                let len = value.len();
+                let count = shape.iter().try_fold(1usize, |acc, &e| acc.checked_mul(e));
+                if let Some(written) = written
+                    && count != Some(len)
+                {
+                    // As the checker's E0223 says it, with the values of the sizes.
+                    let [from, to] = &**written;
+                    let count = count.map_or("too many".to_owned(), |c| c.to_string());
+                    let message = format!(
+                        "cannot reshape {from} = {} ({len} elements) to {to} = {} ({count} elements)",
+                        ShapeText(value.shape()),
+                        ShapeText(&shape)
+                    );
+                    return Err(RuntimeError::new(Code::ElementCountFailure, message));
+                }
                 let x = self.fetch(base, *x);
                 ops::reshape(&mut self.tape, x, &shape)?
             }
@@ -375,7 +391,10 @@ impl Machine<'_, '_> {
     fn extent(&self, base: usize, operand: Operand) -> Result<usize, RuntimeError> {
         let n = self.int_at(base, operand)?;
         usize::try_from(n).map_err(|_| {
-            RuntimeError::new(Code::DimensionFailure, format!("dimension {n} is negative"))
+            RuntimeError::new(
+                Code::DimensionFailure,
+                format!("a dimension cannot be negative ({n})"),
+            )
         })
     }
 

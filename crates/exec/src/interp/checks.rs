@@ -51,26 +51,25 @@ impl Machine<'_, '_> {
             Ok(value) => SizeError::Negative(value),
             Err(error) => error,
         };
-        // `the size k is negative (-1)`, not `... with k = -1`.
+        // `the dimension `k` cannot be negative: k is -1`, not `... (with k = -1)`.
         let vars: Vec<(&str, SizePlace)> = size
             .vars
             .iter()
             .filter(|(name, _)| **name != *size.text)
             .map(|(name, place)| (&**name, *place))
             .collect();
-        let vars = self.var_values(base, &vars);
-        let with = if vars.is_empty() { String::new() } else { format!(" with {vars}") };
+        let with = with(&self.var_values(base, &vars));
         let text = &size.text;
         Err(RuntimeError::new(
             Code::DeclaredShapeFailure,
             match error {
                 SizeError::Negative(value) => {
-                    format!("the size {text} is negative ({value}){with}")
+                    format!("the dimension `{text}` cannot be negative{with}: {text} is {value}")
                 }
                 SizeError::Inexact { dividend, divisor } => format!(
-                    "the size {text} is not a whole number{with}: {dividend} / {divisor} leaves a remainder"
+                    "the dimension `{text}` is not a whole number{with}: {dividend} / {divisor} leaves a remainder"
                 ),
-                other => format!("the size {text} has no value{with}: {other}"),
+                other => format!("the dimension `{text}` has no value{with}: {other}"),
             },
         ))
     }
@@ -99,7 +98,7 @@ impl Machine<'_, '_> {
                 usize::try_from(value).map_err(|_| {
                     RuntimeError::new(
                         Code::DimensionFailure,
-                        format!("dimension {value} is negative"),
+                        format!("a dimension cannot be negative ({value})"),
                     )
                 })
             })
@@ -119,6 +118,8 @@ impl Machine<'_, '_> {
             return Ok(());
         }
         let mut ok = shape.len() == check.dims.len();
+        // What makes the first extent that differs differ, when the declared type alone does not
+        // say it: `n + 1 is 4`, `no size m makes 2*m equal 7`.
         let mut why = None;
         // How many of the variables it binds the check bound before it failed.
         let mut bound = 0;
@@ -135,15 +136,15 @@ impl Machine<'_, '_> {
                         bound += 1;
                     }
                     DimSpec::Solve(solve) => match self.solve(base, solve, value)? {
-                        Some(solved) => {
+                        Ok(solved) => {
                             self.bind_place(base, solve.var, solved);
                             bound += 1;
                         }
-                        None => {
+                        Err(would_be) => {
                             ok = false;
+                            let (var, text) = (&solve.name, &solve.text);
                             why = Some(format!(
-                                "no size {} makes {} equal {value}",
-                                solve.name, solve.text
+                                "no size {var} makes {text} equal {value} ({var} would be {would_be})"
                             ));
                             break;
                         }
@@ -151,9 +152,17 @@ impl Machine<'_, '_> {
                     DimSpec::Any => {}
                     other => {
                         if let Some(expected) = self.dim_value(base, other)
-                            && expected? != value
+                            && let expected = expected?
+                            && expected != value
                         {
                             ok = false;
+                            // `(with b = 3)` says what `b` is.
+                            if let DimSpec::Size(size) = other
+                                && !size.vars.iter().any(|(name, _)| **name == *size.text)
+                            {
+                                why = Some(format!("{} is {expected}", size.text));
+                            }
+                            break;
                         }
                     }
                 }
@@ -182,28 +191,48 @@ impl Machine<'_, '_> {
         }
     }
 
-    /// The value of the variable that makes the extent `extent`, if it is a size.
+    /// The value of the variable that makes the extent `extent`; when that is no size, the
+    /// value it would need (`7/2`, `-1`).
     fn solve(
         &self,
         base: usize,
         solve: &SolveSpec,
         extent: i64,
-    ) -> Result<Option<i64>, RuntimeError> {
+    ) -> Result<Result<i64, String>, RuntimeError> {
         let rest =
             solve.rest.eval(&mut |&place| self.place_value(base, place)).map_err(|error| {
-                let message = format!("the size {} cannot be checked: {error}", solve.text);
+                let message = format!("the dimension `{}` cannot be checked: {error}", solve.text);
                 RuntimeError::new(Code::DeclaredShapeFailure, message)
             })?;
         let (num, den) =
             (i128::from(solve.coefficient.numer()), i128::from(solve.coefficient.denom()));
         let scaled = (i128::from(extent) - i128::from(rest)) * den;
-        if num == 0 || scaled % num != 0 {
-            return Ok(None);
+        if num == 0 {
+            return Ok(Err("any".to_owned()));
         }
-        Ok(i64::try_from(scaled / num).ok().filter(|&v| v >= 0))
+        if scaled % num == 0
+            && let Ok(value) = i64::try_from(scaled / num)
+            && value >= 0
+        {
+            return Ok(Ok(value));
+        }
+        // The fraction `scaled / num` in lowest terms, with a positive denominator.
+        let (mut a, mut b) = (scaled.abs(), num.abs());
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        let gcd = a.max(1);
+        let sign = if num < 0 { -1 } else { 1 };
+        let (top, bottom) = (sign * scaled / gcd, num.abs() / gcd);
+        Ok(Err(match bottom {
+            1 => top.to_string(),
+            _ => format!("{top}/{bottom}"),
+        }))
     }
 
-    /// The message of a failed check; `unbound` are the variables the check did not get to bind,
+    /// The message of a failed check, in the words of the checker's (`E0204`, `E0209`) with
+    /// the values of the sizes: `the initializer of `c` is Tensor[5], but `c` is declared
+    /// Tensor[n + 1] (with n = 3)`. `unbound` are the variables the check did not get to bind,
     /// whose values are not shown.
     fn shape_message(
         &self,
@@ -212,26 +241,29 @@ impl Machine<'_, '_> {
         shape: &[usize],
         unbound: &[SizePlace],
     ) -> String {
-        let vars: Vec<&(String, SizePlace)> =
-            check.vars.iter().filter(|(_, place)| !unbound.contains(place)).collect();
-        let bindings =
-            self.var_values(base, &vars.iter().map(|(n, p)| (n.as_str(), *p)).collect::<Vec<_>>());
-        let declared = match bindings.is_empty() {
-            true => check.declared.clone(),
-            false => format!("{} with {bindings}", check.declared),
-        };
+        let vars: Vec<(&str, SizePlace)> = check
+            .vars
+            .iter()
+            .filter(|(_, place)| !unbound.contains(place))
+            .map(|(name, place)| (name.as_str(), *place))
+            .collect();
+        let with = with(&self.var_values(base, &vars));
+        let declared = &check.declared;
         let found = ShapeText(shape);
         match &check.context {
-            CheckContext::Variable { name } => {
-                format!("shape mismatch: `{name}` is declared {declared}, but the value is {found}")
+            CheckContext::Initializer { name } => format!(
+                "the initializer of `{name}` is {found}, but `{name}` is declared {declared}{with}"
+            ),
+            CheckContext::Assign { name } => {
+                format!("cannot assign a {found} to `{name}`, declared {declared}{with}")
             }
             CheckContext::Argument { function, index } => format!(
-                "shape mismatch: argument {} of `{function}` must be {declared}, but it is {found}",
+                "argument {} of `{function}` must be {declared}, found {found}{with}",
                 index + 1
             ),
-            CheckContext::Return { function } => format!(
-                "shape mismatch: `{function}` returns {declared}, but this value is {found}"
-            ),
+            CheckContext::Return { function } => {
+                format!("`{function}` returns {declared}, but this value is {found}{with}")
+            }
         }
     }
 
@@ -327,5 +359,13 @@ impl Machine<'_, '_> {
                 Value::tensor(Tensor::zeros(&shape)?)
             }
         })
+    }
+}
+
+/// ` (with n = 3, m = 4)`, or nothing when no variable has a value.
+fn with(bindings: &str) -> String {
+    match bindings.is_empty() {
+        true => String::new(),
+        false => format!(" (with {bindings})"),
     }
 }

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use hir::{Builtin, Expr, ExprId, Literal, Resolution, Ty};
+use hir::{Builtin, Dim, Expr, ExprId, Literal, Resolution, Ty};
 
 use super::{Dest, Result, UnitLowerer};
 use crate::code::{BuiltinCall, Construct, DimsArg, Instr, Operand, PrintItem, PrintOptionsArgs};
@@ -140,7 +140,16 @@ impl UnitLowerer<'_, '_> {
             B::Reshape => {
                 let x = self.expr(arg(0)?, Dest::Any)?;
                 let dims = self.dims_arg(arg(1)?)?;
-                BuiltinCall::Reshape { x, dims }
+                let (from, to) = (self.ty(arg(0)?), self.ty(expr));
+                let sized = |ty: &Ty| {
+                    ty.shape().and_then(hir::Shape::dims).is_some_and(|dims| {
+                        dims.iter().all(|d| !matches!(d, Dim::Unknown))
+                            && dims.iter().any(|d| matches!(d, Dim::Expr(_)))
+                    })
+                };
+                let written = (sized(&from) || sized(&to))
+                    .then(|| Box::new([from.to_string(), to.to_string()]));
+                BuiltinCall::Reshape { x, dims, written }
             }
             B::Transpose => {
                 let x = self.expr(arg(0)?, Dest::Any)?;

@@ -807,7 +807,7 @@ impl UnitLowerer<'_, '_> {
         }
         let Some((dims, vars)) = self.declared_dims(local, declared)? else { return Ok(()) };
         let check = self.add_check(ShapeCheck {
-            context: CheckContext::Variable { name: self.body.locals[local].name.to_string() },
+            context: CheckContext::Assign { name: self.body.locals[local].name.to_string() },
             declared: declared_text(&self.body.locals[local].ty, declared),
             vars,
             dims,

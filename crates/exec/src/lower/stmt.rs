@@ -336,7 +336,7 @@ impl UnitLowerer<'_, '_> {
                 let vars = self.size_vars(dims)?;
                 for dims in self.decl_checks(local, true)? {
                     let check = self.add_check(ShapeCheck {
-                        context: CheckContext::Variable { name: name.clone() },
+                        context: CheckContext::Initializer { name: name.clone() },
                         declared: declared_text.clone(),
                         vars: vars.clone(),
                         dims,
@@ -381,7 +381,8 @@ impl UnitLowerer<'_, '_> {
             })
             .collect();
         let dst = self.dst(dest);
-        let call = BuiltinCall::Reshape { x, dims: DimsArg::Ints(ints.into_boxed_slice()) };
+        let call =
+            BuiltinCall::Reshape { x, dims: DimsArg::Ints(ints.into_boxed_slice()), written: None };
         self.emit(Instr::Builtin { dst, call: Box::new(call) }, span);
         Self::result(dest, dst)
     }
