@@ -13,20 +13,22 @@ use std::{
 
 use rustc_hash::FxHashMap;
 use salsa::Setter;
-use syntax::{GreenNode, TextSize};
+use syntax::{GreenNode, Indel, Parse, TextSize};
 
-use crate::{
-    item_tree::ItemTree,
-    reparse::{ParsedFile, ReparseCache},
-};
+use crate::item_tree::ItemTree;
 
-/// One source file: its path (as given when it was added) and its text.
+/// One source file: its path (as given when it was added), its text and the parse of the text.
+/// The parse is an input rather than a query so that an edit can reparse only what it touched
+/// ([`Database::edit_file`]): the parse before the edit and the edit make the parse after it,
+/// which is always what a full parse of the new text gives.
 #[salsa::input(debug)]
 pub struct SourceFile {
     #[returns(ref)]
     pub path: PathBuf,
     #[returns(ref)]
     pub text: Arc<str>,
+    #[returns(ref)]
+    pub parse: Parse,
 }
 
 /// Every file the database knows, by normalized path: how an `import` finds its file.
@@ -63,9 +65,6 @@ pub struct DefId {
 pub trait Db: salsa::Database {
     /// The set of all files, for resolving imports (`None` only while the database is built).
     fn file_set(&self) -> Option<FileSet>;
-
-    /// Previous parses, for incremental reparsing; `None` parses every file in full.
-    fn reparse_cache(&self) -> Option<&ReparseCache>;
 }
 
 /// The concrete database: salsa's storage, the file map and an optional event log.
@@ -76,7 +75,6 @@ pub struct Database {
     file_set: Option<FileSet>,
     files: FxHashMap<PathBuf, SourceFile>,
     executed: Option<Arc<Mutex<Vec<salsa::DatabaseKeyIndex>>>>,
-    reparse_cache: ReparseCache,
 }
 
 #[salsa::db]
@@ -86,10 +84,6 @@ impl salsa::Database for Database {}
 impl Db for Database {
     fn file_set(&self) -> Option<FileSet> {
         self.file_set
-    }
-
-    fn reparse_cache(&self) -> Option<&ReparseCache> {
-        Some(&self.reparse_cache)
     }
 }
 
@@ -104,13 +98,7 @@ impl Database {
         storage: salsa::Storage<Database>,
         executed: Option<Arc<Mutex<Vec<salsa::DatabaseKeyIndex>>>>,
     ) -> Database {
-        let mut db = Database {
-            storage,
-            file_set: None,
-            files: Default::default(),
-            executed,
-            reparse_cache: ReparseCache::default(),
-        };
+        let mut db = Database { storage, file_set: None, files: Default::default(), executed };
         db.file_set = Some(FileSet::new(&db, Arc::new(FxHashMap::default())));
         db
     }
@@ -166,23 +154,38 @@ impl Database {
         names
     }
 
-    /// Adds a file, or replaces the text of the file with that path, and returns it.
+    /// Adds a file, or replaces the text of the file with that path, and returns it. A new text
+    /// for a file is reparsed as the edit between the old text and it.
     pub fn set_file(&mut self, path: impl Into<PathBuf>, text: impl Into<Arc<str>>) -> SourceFile {
         let path = normalize(&path.into());
         let text = text.into();
         if let Some(&file) = self.files.get(&path) {
             if **file.text(self) != *text {
+                let edit = Indel::between(file.text(self), &text);
+                let parse = file.parse(self).reparse(&edit);
                 file.set_text(self).to(text);
+                file.set_parse(self).to(parse);
             }
             return file;
         }
-        let file = SourceFile::new(self, path.clone(), text);
+        let parse = syntax::parse(&text);
+        let file = SourceFile::new(self, path.clone(), text, parse);
         self.files.insert(path, file);
         if let Some(file_set) = self.file_set {
             let files = Arc::new(self.files.clone());
             file_set.set_files(self).to(files);
         }
         file
+    }
+
+    /// Applies `edit` to the text of `file`, reparsing only what it touched; `false` (and
+    /// nothing changed) when its range is not within the text on character boundaries.
+    pub fn edit_file(&mut self, file: SourceFile, edit: &Indel) -> bool {
+        let Some(text) = edit.apply(file.text(self)) else { return false };
+        let parse = file.parse(self).reparse(edit);
+        file.set_text(self).to(Arc::from(text));
+        file.set_parse(self).to(parse);
+        true
     }
 
     /// The file added under `path`, if any.
@@ -269,13 +272,8 @@ pub fn import_target(importer: &Path, target: &str) -> PathBuf {
 }
 
 /// The syntax tree of a file.
-#[salsa::tracked(returns(ref))]
-pub fn parse(db: &dyn Db, file: SourceFile) -> ParsedFile {
-    let text = file.text(db);
-    match db.reparse_cache() {
-        Some(cache) => cache.parse(file, text),
-        None => ParsedFile::parse(text),
-    }
+pub fn parse(db: &dyn Db, file: SourceFile) -> &Parse {
+    file.parse(db)
 }
 
 /// The file's items: functions, tests, imports and top-level statements, with positions.

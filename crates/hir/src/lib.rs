@@ -44,8 +44,10 @@
 //! Spans inside a definition are relative to the definition, and every per-definition query reads
 //! the definition's text through `db::def_source`, which does not change when text elsewhere
 //! moves. So after an edit inside one function, salsa re-runs the lowering and inference of that
-//! function only (see `tests/incremental.rs`). Parsing itself is incremental too: an edit inside
-//! a block reparses that block alone ([`reparse`]).
+//! function only (see `tests/incremental.rs`). Parsing itself is incremental too: a file's parse
+//! is an input beside its text, and an edit ([`Database::edit_file`], or a new text, whose
+//! difference from the old is the edit) reparses only the token or block around it, with
+//! [`syntax::Parse::reparse`].
 
 pub(crate) mod body;
 pub(crate) mod builtins;
@@ -55,7 +57,6 @@ pub(crate) mod infer;
 pub(crate) mod item_tree;
 pub(crate) mod lints;
 mod literal;
-pub(crate) mod reparse;
 pub(crate) mod scope;
 pub(crate) mod suggest;
 pub(crate) mod ty;
@@ -81,7 +82,6 @@ pub use crate::{
     infer::{InferenceResult, Resolution, const_int, ty_of_ref},
     item_tree::{FunctionItem, ImportItem, ItemTree, TestItem, TopLevelItem},
     lints::allow_comment_edit,
-    reparse::{ParsedFile, reparse},
     scope::{FileScope, ScopeItem, file_scope, top_level_def},
     ty::{
         BindStep, Dim, DimExpr, FnTy, Linear, Ratio, Shape, SizeError, SizeExpr, SizeOp, SizeVar,

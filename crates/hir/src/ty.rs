@@ -626,7 +626,7 @@ mod tests {
 
     impl Vars {
         fn new(db: &Database, names: &[&str]) -> Vars {
-            let file = crate::SourceFile::new(db, "/v.nb".into(), Arc::from(""));
+            let file = crate::SourceFile::new(db, "/v.nb".into(), Arc::from(""), syntax::parse(""));
             let def = DefId::new(db, file, DefKind::TopLevel, 0);
             let vars = names
                 .iter()

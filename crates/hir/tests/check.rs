@@ -470,30 +470,3 @@ fn error_index_examples_are_right() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
-
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
-
-    /// Incremental reparsing of an edited corpus program, when it applies, gives exactly the
-    /// full parse.
-    #[test]
-    fn incremental_reparse_equals_full_parse(
-        file in any::<prop::sample::Index>(),
-        at in any::<prop::sample::Index>(),
-        len in 0usize..16,
-        insert in "[ a-z0-9(){};,+*@=\\[\\]\"/\n]{0,8}",
-    ) {
-        use hir::{ParsedFile, reparse};
-        let corpus = corpus();
-        let old = &corpus[file.index(corpus.len())];
-        let start = at.index(old.len() + 1);
-        let start = (0..=start).rev().find(|&i| old.is_char_boundary(i)).unwrap_or(0);
-        let end = (start + len).min(old.len());
-        let end = (end..=old.len()).find(|&i| old.is_char_boundary(i)).unwrap_or(old.len());
-        let mut new = old.clone();
-        new.replace_range(start..end, &insert);
-        if let Some(incremental) = reparse(old, &ParsedFile::parse(old), &new) {
-            prop_assert_eq!(incremental, ParsedFile::parse(&new));
-        }
-    }
-}

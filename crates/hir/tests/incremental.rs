@@ -36,7 +36,6 @@ fn editing_one_function_reinfers_only_that_function() {
     let executed = db.take_executed();
     expect![[r#"
         [
-            "parse(main.nb)",
             "file_diagnostics(main.nb)",
             "item_tree(main.nb)",
             "item_diagnostics(main.nb)",

@@ -37,7 +37,7 @@ use std::{
 };
 
 pub use salsa::Cancelled;
-pub use syntax::{LineCol, LineIndex, TextRange, TextSize};
+pub use syntax::{Indel, LineCol, LineIndex, TextRange, TextSize};
 
 pub use crate::{
     code_actions::Assist,
@@ -136,6 +136,13 @@ impl AnalysisHost {
     /// Adds a file or replaces its text.
     pub fn set_file_text(&mut self, path: &Path, text: Arc<str>) -> FileId {
         FileId(self.db.set_file(path, text))
+    }
+
+    /// Applies edits to a file's text, each to the text the ones before it left, reparsing only
+    /// what each touched. `false` when an edit does not fit the text: the edits before it are
+    /// applied, the rest are not.
+    pub fn apply_edits(&mut self, file: FileId, edits: &[Indel]) -> bool {
+        edits.iter().all(|edit| self.db.edit_file(file.0, edit))
     }
 
     /// Adds, transitively, the files that `file` imports and the database lacks, reading them
@@ -298,7 +305,7 @@ fn in_file(db: &hir::Database, file: FileId, offset: TextSize) -> bool {
 mod tests {
     use std::{path::Path, sync::Arc};
 
-    use crate::AnalysisHost;
+    use crate::{AnalysisHost, Indel, TextRange, TextSize};
 
     /// A change applied while a snapshot computes cancels the snapshot, which then answers
     /// `Cancelled` instead of blocking the change.
@@ -322,5 +329,33 @@ mod tests {
         assert!(reader.join().unwrap_or(false));
         let analysis = host.analysis();
         assert_eq!(analysis.file_text(file).ok().as_deref(), Some("int a = 2;\nprint(a);\n"));
+    }
+
+    /// Edits applied one after another give the text and the diagnostics that the whole new
+    /// text gives.
+    #[test]
+    fn edits_give_what_the_new_text_gives() {
+        let path = Path::new("/fixture/main.nb");
+        let mut text =
+            String::from("function float f(float x) {\n    return x;\n}\nprint(f(1.0));\n");
+        let mut host = AnalysisHost::new();
+        let file = host.set_file_text(path, Arc::from(text.as_str()));
+        let mut edits = Vec::new();
+        // Inside the block, then breaking a statement at the top level, then inside a token.
+        for (find, insert) in [("x;", "2.0 * x;"), ("));", ")"), ("1.0", "1.5")] {
+            let start = text.find(find).unwrap_or(0) as u32;
+            let range = TextRange::at(TextSize::from(start), TextSize::from(find.len() as u32));
+            let edit = Indel::replace(range, insert);
+            text = edit.apply(&text).unwrap_or_default();
+            edits.push(edit);
+        }
+        assert!(host.apply_edits(file, &edits));
+        let mut fresh = AnalysisHost::new();
+        let fresh_file = fresh.set_file_text(path, Arc::from(text.as_str()));
+        let (edited, fresh) = (host.analysis(), fresh.analysis());
+        assert_eq!(edited.file_text(file).ok().as_deref(), Some(text.as_str()));
+        let diagnostics = edited.diagnostics(file).ok();
+        assert_eq!(format!("{diagnostics:?}"), format!("{:?}", fresh.diagnostics(fresh_file).ok()));
+        assert!(diagnostics.is_some_and(|d| !d.is_empty()), "the missing `;` is reported");
     }
 }

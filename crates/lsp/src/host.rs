@@ -20,7 +20,7 @@ use std::{
     sync::{Arc, mpsc},
 };
 
-use ide::{AnalysisHost, FileId, LineIndex};
+use ide::{AnalysisHost, FileId, Indel, LineIndex, TextRange};
 use rustc_hash::{FxHashMap, FxHashSet};
 use tokio::sync::{mpsc::UnboundedSender, oneshot};
 use tower_lsp::lsp_types::{MessageType, TextDocumentContentChangeEvent, Url};
@@ -127,7 +127,7 @@ impl HostState {
         match task {
             Task::Open { uri, version, text } => {
                 self.found(&uri);
-                self.set_document(uri, version, Arc::from(text));
+                self.set_document(uri, version, Arc::from(text), None);
             }
             Task::Change { uri, version, changes } => self.change(uri, version, changes),
             Task::Close { uri } => {
@@ -198,13 +198,17 @@ impl HostState {
             (None, None) => return,
         };
         self.found(&uri);
-        let text = apply_changes(text, index, changes);
-        self.set_document(uri, version, Arc::from(text));
+        let (text, edits) = apply_changes(text, index, changes);
+        // Edits of the open document's text reparse only what they touch; a whole text is
+        // compared with the old one instead.
+        let edits = whole.is_none().then_some(edits);
+        self.set_document(uri, version, Arc::from(text), edits);
     }
 
-    /// Sets a document's text and version. A text equal to the current one changes only the
-    /// version: the database, and the requests computing on it, are left alone.
-    fn set_document(&mut self, uri: Url, version: i32, text: Arc<str>) {
+    /// Sets a document's text and version, applying `edits` (which make `text` from the
+    /// document's current text) when there are some. A text equal to the current one changes
+    /// only the version: the database, and the requests computing on it, are left alone.
+    fn set_document(&mut self, uri: Url, version: i32, text: Arc<str>, edits: Option<Vec<Indel>>) {
         self.revision += 1;
         let revision = self.revision;
         let documents = Arc::make_mut(&mut self.documents);
@@ -219,7 +223,11 @@ impl HostState {
             return;
         }
         let path = file_path(&uri).unwrap_or_else(|| synthetic_path(&uri));
-        let file = self.host.set_file_text(&path, text.clone());
+        let open = self.documents.get(&uri).map(|document| document.file);
+        let file = match (open, edits) {
+            (Some(file), Some(edits)) if self.host.apply_edits(file, &edits) => file,
+            _ => self.host.set_file_text(&path, text.clone()),
+        };
         self.host.load_imports(file, &mut |path: &Path| {
             std::fs::read_to_string(path).map_err(|err| err.to_string())
         });
@@ -258,16 +266,19 @@ impl HostState {
 }
 
 /// Applies incremental changes to `text` (whose line index is `index`, when known), each to the
-/// text the ones before it left. A position past the end of the text means its end.
+/// text the ones before it left: the new text, and the edits that made it from `text` (those
+/// after the last change of the whole text). A position past the end of the text means its end.
 fn apply_changes(
     mut text: String,
     mut index: Option<Arc<LineIndex>>,
     changes: &[TextDocumentContentChangeEvent],
-) -> String {
+) -> (String, Vec<Indel>) {
+    let mut edits = Vec::new();
     for change in changes {
         let Some(range) = change.range else {
             text.clone_from(&change.text);
             index = None;
+            edits.clear();
             continue;
         };
         let index = index.take().unwrap_or_else(|| Arc::new(LineIndex::new(&text)));
@@ -275,8 +286,9 @@ fn apply_changes(
         let start = convert::offset(&index, range.start).unwrap_or(len);
         let end = convert::offset(&index, range.end).unwrap_or(len).max(start);
         text.replace_range(usize::from(start)..usize::from(end), &change.text);
+        edits.push(Indel::replace(TextRange::new(start, end), change.text.clone()));
     }
-    text
+    (text, edits)
 }
 
 /// The file a `file:` URI names.

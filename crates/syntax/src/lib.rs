@@ -12,6 +12,7 @@ mod lexer;
 mod line_index;
 mod parser;
 mod parsing;
+mod reparsing;
 
 use std::sync::Arc;
 
@@ -24,6 +25,7 @@ pub use crate::{
     line_index::{LineCol, LineIndex},
     parser::MAX_NESTING,
     parsing::MAX_TREE_DEPTH,
+    reparsing::Indel,
 };
 
 /// The rowan language tag of Nabla trees.
@@ -133,6 +135,19 @@ pub struct Parse {
 }
 
 impl Parse {
+    /// A parse of a tree and its errors, which are kept in order of their ranges (and messages),
+    /// so that two parses of one text are equal however they were made.
+    fn new(green: GreenNode, mut errors: Vec<SyntaxError>) -> Parse {
+        errors.sort_by(|a, b| {
+            (a.range.start(), a.range.end(), &a.message).cmp(&(
+                b.range.start(),
+                b.range.end(),
+                &b.message,
+            ))
+        });
+        Parse { green, errors: errors.into() }
+    }
+
     pub fn green(&self) -> &GreenNode {
         &self.green
     }
@@ -164,7 +179,7 @@ impl Parse {
 /// Parses one file.
 pub fn parse(text: &str) -> Parse {
     let (green, errors) = parsing::parse_text(text);
-    Parse { green, errors: errors.into() }
+    Parse::new(green, errors)
 }
 
 /// How many levels [`debug_dump`] indents.
