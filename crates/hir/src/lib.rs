@@ -32,8 +32,14 @@
 //!   run-time errors and editors; [`def_at`] and [`expr_at`] go the other way.
 //! - For editors (the queries themselves are in `ide`): [`expr_at`],
 //!   [`InferenceResult::resolution`] and [`declaration`] (hover, go to definition),
-//!   [`names_in_scope`] (completion), and [`InferenceResult::shape_bindings`] (inlay hints for
-//!   shape variables at calls).
+//!   [`names_in_scope`] (completion, signature help, rename's conflicts), and
+//!   [`InferenceResult::shape_bindings`] (inlay hints for shape variables at calls).
+//!
+//! [`names_in_scope`] stays here, as rust-analyzer keeps `SemanticsScope` in its `hir`: which
+//! names an offset sees is name resolution (the scopes, the shadowing of an outer declaration
+//! by an inner one, the `cns` globals a function may read), and answering it in `ide` would be
+//! a second resolution beside the one lowering and inference use. What `ide` makes of the
+//! names (completion items, their details, signature labels) is in `ide`.
 //! - [`item_tree`] and [`top_level_def`]: a file's items with their syntax; [`resolve_import`]:
 //!   the file an import names; [`file_scope`]: the functions and globals a file sees.
 //! - [`BUILTINS`]: every built-in's name, arity, typing rule, differentiability,

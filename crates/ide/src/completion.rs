@@ -344,4 +344,21 @@ cns int SIZE = 3;
     fn nothing_in_a_comment() {
         check("int a = 1; // a$0\n", expect![""]);
     }
+
+    #[test]
+    fn sizes_as_written_and_as_bound() {
+        check(
+            "function float f(Tensor x[n][2*m]) {\n    Tensor h[n - 1][m];\n    return $0;\n}\n",
+            expect![[r#"
+                Local h Tensor[n - 1][m]
+                Parameter x Tensor[n][2*m]
+                ShapeVariable m int
+                ShapeVariable n int
+                Function f function float f(Tensor x[n][2*m])
+                Builtin sum sum(t) | sum(t, axis, keepdims)
+                Builtin softmax softmax(t, axis)
+                Keyword true
+            "#]],
+        );
+    }
 }

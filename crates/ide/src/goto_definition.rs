@@ -224,4 +224,14 @@ cns int N = 3;
         "#]],
         );
     }
+
+    #[test]
+    fn shape_variable_in_a_size_expression() {
+        check(
+            "function Tensor[n - q + 1] conv1d_valid(Tensor x[n], Tensor k[q]) {\n    Tensor y[n - q$0 + 1];\n    return y;\n}\n",
+            expect![[r#"
+                /fixture/main.nb 62..63 `q`
+            "#]],
+        );
+    }
 }

@@ -289,4 +289,28 @@ cns float SCALE = 2.0;
         let position = crate::FilePosition { file: fixture.file, offset: 1000.into() };
         assert_eq!(fixture.analysis.hover(position).ok().flatten(), None);
     }
+
+    #[test]
+    fn sizes_as_written_and_as_bound() {
+        check(
+            "function Tensor[n - q + 1] conv1d_valid(Tensor x[n], Tensor k[q]) {\n    Tensor y[n - q + 1];\n    return y;\n}\nTensor s[8];\nTensor w[3];\nTensor out = conv1d_valid(s, w);\nprint(ou$0t);\n",
+            expect![[r#"
+                out
+                ```nabla
+                Tensor[6] out
+                ```
+
+                top-level variable"#]],
+        );
+        check(
+            "function Tensor[n - q + 1] conv1d_valid(Tensor x[n], Tensor k[q]) {\n    Tensor y[n - q + 1];\n    return y;\n}\nTensor s[8];\nTensor w[3];\nprint(conv1d_va$0lid(s, w));\n",
+            expect![[r#"
+                conv1d_valid
+                ```nabla
+                function Tensor[n - q + 1] conv1d_valid(Tensor x[n], Tensor k[q])
+                ```
+
+                shape variables: `n`, `q`"#]],
+        );
+    }
 }

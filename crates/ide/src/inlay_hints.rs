@@ -152,4 +152,25 @@ mod tests {
             "#]],
         );
     }
+
+    #[test]
+    fn sizes_bound_at_calls() {
+        check(
+            "function Tensor[n - q + 1] conv1d_valid(Tensor x[n], Tensor k[q]) {\n    Tensor y[n - q + 1];\n    return y;\n}\nTensor s[8];\nTensor w[3];\nTensor out = conv1d_valid(s, w);\nfunction float f(Tensor x[n][2*m]) {\n    return 0.0;\n}\nTensor t[3][8];\nfloat r = f(t);\n",
+            expect![[r#"
+                function Tensor[n - q + 1] conv1d_valid(Tensor x[n], Tensor k[q]) {
+                    Tensor y[n - q + 1];
+                    return y;
+                }
+                Tensor s[8];
+                Tensor w[3];
+                Tensor out«[6]» = conv1d_valid(s, w) «n = 8, q = 3»;
+                function float f(Tensor x[n][2*m]) {
+                    return 0.0;
+                }
+                Tensor t[3][8];
+                float r = f(t) «n = 3, m = 4»;
+            "#]],
+        );
+    }
 }

@@ -310,4 +310,20 @@ function float square(float x) {
             "#]],
         );
     }
+
+    #[test]
+    fn shape_variable_in_size_expressions() {
+        check(
+            "len",
+            "function Tensor[n - q + 1] conv1d_valid(Tensor x[n], Tensor k[q$0]) {\n    Tensor y[n - q + 1];\n    return y;\n}\nTensor s[8];\n",
+            expect![[r#"
+                //- /fixture/main.nb
+                function Tensor[n - len + 1] conv1d_valid(Tensor x[n], Tensor k[len]) {
+                    Tensor y[n - len + 1];
+                    return y;
+                }
+                Tensor s[8];
+            "#]],
+        );
+    }
 }

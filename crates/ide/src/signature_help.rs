@@ -215,4 +215,16 @@ mod tests {
     fn outside_a_call() {
         check("int a$0 = 1;\n", expect![[r#"none"#]]);
     }
+
+    #[test]
+    fn sizes_as_written() {
+        check(
+            "function Tensor[n - q + 1] conv1d_valid(Tensor x[n], Tensor k[q]) {\n    Tensor y[n - q + 1];\n    return y;\n}\nTensor s[8];\nprint(conv1d_valid(s, $0));\n",
+            expect![[r#"
+                Tensor[n - q + 1] conv1d_valid(Tensor x[n], Tensor k[q])
+                parameters: Tensor x[n] | Tensor k[q]
+                active: Some(1)
+            "#]],
+        );
+    }
 }
