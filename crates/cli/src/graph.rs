@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use exec::autodiff::InputSource;
 use exec::error::StackFrame;
 use exec::graph::{Graph, Node, NodeKind};
-use hir::Database;
+use hir::{Database, SourceFile};
 use layout::core::base::Orientation;
 use layout::core::color::Color;
 use layout::core::format::{ClipHandle, RenderBackend};
@@ -24,6 +24,8 @@ use layout::core::style::{LineStyleKind, StyleAttr};
 use layout::std_shapes::shapes::{Arrow, Element, LineEndKind, ShapeKind};
 use layout::topo::layout::VisualGraph;
 use syntax::LineIndex;
+
+use crate::render::Locate;
 
 /// How a picture is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -121,7 +123,20 @@ pub fn write(
     path: &Path,
     format: Option<Format>,
 ) -> Result<String, String> {
-    let picture = Picture::new(db, graph, view)?;
+    write_located(db, graph, view, path, format, &file_name_and_line(db))
+}
+
+/// [`write`], with the places of the operations given by `locate` (the REPL points back into its
+/// entries).
+pub fn write_located(
+    db: &Database,
+    graph: &Graph,
+    view: &View,
+    path: &Path,
+    format: Option<Format>,
+    locate: Locate<'_>,
+) -> Result<String, String> {
+    let picture = Picture::new(db, graph, view, locate)?;
     let format = format.unwrap_or_else(|| Format::of_path(path));
     let text = match format {
         Format::Dot => picture.to_dot(),
@@ -143,8 +158,14 @@ pub fn default_path(file: &Path, format: Option<Format>) -> PathBuf {
 }
 
 impl Picture {
-    /// The picture of `graph` as `view` asks; an error when the view selects nothing.
-    pub fn new(db: &Database, graph: &Graph, view: &View) -> Result<Picture, String> {
+    /// The picture of `graph` as `view` asks, with the places of the operations given by
+    /// `locate`; an error when the view selects nothing.
+    pub fn new(
+        db: &Database,
+        graph: &Graph,
+        view: &View,
+        locate: Locate<'_>,
+    ) -> Result<Picture, String> {
         let grouped;
         let graph = if view.group_functions {
             grouped = group_calls(graph);
@@ -176,7 +197,7 @@ impl Picture {
         for (i, node) in graph.nodes.iter().enumerate() {
             if keep[i] {
                 index_of[i] = shapes.len();
-                shapes.push(node_shape(db, node, graph.output == Some(i)));
+                shapes.push(node_shape(db, node, graph.output == Some(i), locate));
             }
         }
         for (i, node) in graph.nodes.iter().enumerate() {
@@ -413,14 +434,21 @@ fn escape_html(text: &str) -> String {
 }
 
 /// A source span's file, 1-based line and text.
-fn span_text(db: &Database, frame: &StackFrame) -> (String, u32, String) {
+fn span_text(db: &Database, frame: &StackFrame) -> (SourceFile, u32, String) {
     let (file, range) = hir::file_range(db, frame.span);
     let text = file.text(db);
     let index = LineIndex::new(text);
     let (line, _) = index.line_col_1based(range.start());
     let source = text.get(usize::from(range.start())..usize::from(range.end())).unwrap_or("");
-    let name = file.path(db).file_name().map(|n| n.to_string_lossy().into_owned());
-    (name.unwrap_or_default(), line, source.to_owned())
+    (file, line, source.to_owned())
+}
+
+/// How a picture names the place of an operation by default: its file's name and the line.
+fn file_name_and_line(db: &Database) -> impl Fn(SourceFile, u32) -> (String, u32) + '_ {
+    move |file, line| {
+        let name = file.path(db).file_name().map(|n| n.to_string_lossy().into_owned());
+        (name.unwrap_or_default(), line)
+    }
 }
 
 /// Source text on one line with its runs of white space made one space, cut to `most`
@@ -449,8 +477,12 @@ fn leaf_name(source: &str) -> String {
 }
 
 /// The label and style of a node.
-fn node_shape(db: &Database, node: &Node, output: bool) -> Shape {
-    let place = node.stack.first().map(|frame| (frame, span_text(db, frame)));
+fn node_shape(db: &Database, node: &Node, output: bool, locate: Locate<'_>) -> Shape {
+    let place = node.stack.first().map(|frame| {
+        let (file, line, source) = span_text(db, frame);
+        let (name, line) = locate(file, line);
+        (frame, (name, line, source))
+    });
     let count = if node.count > 1 { format!("  ×{}", node.count) } else { String::new() };
     let call = node.op == "call";
     let title = match (node.kind, &place) {
@@ -466,6 +498,9 @@ fn node_shape(db: &Database, node: &Node, output: bool) -> Shape {
         };
         let within = if call { String::new() } else { within };
         lines.push((LineKind::Plain, format!("{file}:{line}{within}: {}", one_line(source, 40))));
+    } else {
+        // Recorded before the trace started: by an earlier entry of the REPL.
+        lines.push((LineKind::Plain, "from an earlier entry".to_owned()));
     }
     let value = node.value.as_ref();
     if let Some(value) = value {

@@ -274,3 +274,46 @@ fn a_paste_sent_before_the_prompt_is_one_entry() {
     next_prompt(&mut repl);
     quit(repl);
 }
+
+#[test]
+fn graph_writes_the_picture_of_what_an_entry_recorded() {
+    let (mut repl, dir) = start("graph");
+    entry(&mut repl, "var Tensor w[3] = [1.0, 2.0, 3.0];", "");
+    entry(&mut repl, "function float loss(Tensor x[3]) { return sum(x * x); }", "");
+    // By default an SVG in the session's directory; the entry runs as any other does.
+    let svg = dir.join("repl.graph.svg");
+    let report = "wrote the graph (3 nodes, the recording differentiated by backward number 1) to";
+    entry(&mut repl, ":graph backward(loss(w))", &format!("{report} {}", svg.display()));
+    let text = std::fs::read_to_string(&svg).unwrap_or_else(|err| panic!("{err}"));
+    assert!(text.starts_with("<svg") && text.contains("sum(x * x)"), "{text}");
+    entry(&mut repl, "grad(w)", "Tensor[3] = [2.0, 4.0, 6.0]");
+    // DOT to a file of one's choosing; `w`'s leaf comes from an earlier entry, the operations are
+    // placed in the entries they were typed in.
+    entry(
+        &mut repl,
+        ":graph --dot -o w.dot float y = loss(w) * 2.0;",
+        "wrote the graph (4 nodes, the recording at the end of the run, not differentiated) to w.dot",
+    );
+    entry(&mut repl, "y", "float = 28.0");
+    let dot = std::fs::read_to_string(dir.join("w.dot")).unwrap_or_else(|err| panic!("{err}"));
+    expect_test::expect![[r##"
+        digraph nabla {
+          label="the recording at the end of the run, not differentiated";
+          rankdir=TB;
+          node [shape=box, style="rounded,filled", fontname="DejaVu Sans Mono", fontsize=11];
+          edge [color="#57606a", fontname="DejaVu Sans Mono", fontsize=10];
+          n0 [class="leaf", fillcolor="#dafbe1", color="#1a7f37", penwidth=1, label=<<b>var</b><br/>from an earlier entry<br/>Tensor[3]<br/><font color="#1a7f37">= [1.0, 2.0, 3.0]</font>>];
+          n1 [class="operation", fillcolor="#ffffff", color="#24292f", penwidth=1, label=<<b>*</b><br/>&lt;repl&gt;:1 in loss: x * x<br/>Tensor[3]<br/><font color="#1a7f37">= [1.0, 4.0, 9.0]</font>>];
+          n2 [class="operation", fillcolor="#ffffff", color="#24292f", penwidth=1, label=<<b>sum</b><br/>&lt;repl&gt;:1 in loss: sum(x * x)<br/>float<br/><font color="#1a7f37">= 14.0</font>>];
+          n3 [class="operation", fillcolor="#ffffff", color="#24292f", penwidth=1, label=<<b>*</b><br/>&lt;repl&gt;:1: loss(w) * 2.0<br/>float<br/><font color="#1a7f37">= 28.0</font>>];
+          n0 -> n1 [label="×2"];
+          n1 -> n2;
+          n2 -> n3;
+        }
+    "##]]
+    .assert_eq(&dot);
+    // An entry that records nothing has no graph; `:graph` alone says what it takes.
+    entry(&mut repl, ":graph 1 + 2", "error: the entry recorded no operation on a `var`");
+    entry(&mut repl, ":graph", "error: `:graph` runs an entry and draws what it recorded");
+    quit(repl);
+}

@@ -25,6 +25,7 @@ use hir::{Db, SourceFile};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::error::RuntimeError;
+use crate::graph::{Graph, TraceOptions};
 use crate::interp::{Carried, Limits, Machine};
 use crate::lower::{Entry, lower_entry};
 use crate::value::Value;
@@ -95,6 +96,38 @@ impl Session {
         out: &mut dyn Write,
         limits: Limits,
     ) -> Result<Option<Value>, RuntimeError> {
+        self.run_traced(db, main, entry, out, limits, TraceOptions::default()).result
+    }
+
+    /// [`Session::run`] traced with `trace` (see [`Machine::trace`]): the graph of what the entry
+    /// recorded on the session's tape (the one a `backward` in it differentiated, or the
+    /// recording at its end), also after a run-time error. Records of earlier entries are not in
+    /// it; later entries are not traced.
+    pub fn run_traced(
+        &mut self,
+        db: &dyn Db,
+        main: SourceFile,
+        entry: Entry,
+        out: &mut dyn Write,
+        limits: Limits,
+        trace: TraceOptions,
+    ) -> TracedEntry {
+        let mut graph = None;
+        let result = self.run_with(db, main, entry, out, limits, trace, &mut graph);
+        TracedEntry { result, graph }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn run_with(
+        &mut self,
+        db: &dyn Db,
+        main: SourceFile,
+        entry: Entry,
+        out: &mut dyn Write,
+        limits: Limits,
+        trace: TraceOptions,
+        graph: &mut Option<Graph>,
+    ) -> Result<Option<Value>, RuntimeError> {
         let interrupt = self.interrupt.clone();
         let _clear = ClearOnReturn(&interrupt);
         let program = lower_entry(db, main, entry)?;
@@ -118,6 +151,7 @@ impl Session {
         let carried = self.carried.take().unwrap_or_else(Carried::fresh);
         let mut machine =
             Machine::continuing(&program, out, limits, carried, globals, self.interrupt.clone())?;
+        machine.trace(trace);
         let mut result = Ok(Value::Int(0));
         for &unit in &program.imports {
             let Some(code) = program.units.get(unit as usize) else { continue };
@@ -134,6 +168,7 @@ impl Session {
         if result.is_ok() {
             result = machine.run_unit(program.main);
         }
+        *graph = machine.take_graph();
         let (carried, globals) = machine.into_session_state();
         self.carried = Some(carried);
         let failed = result.is_err();
@@ -147,6 +182,13 @@ impl Session {
         let value = result?;
         Ok(layout.returns_value.then_some(value))
     }
+}
+
+/// What [`Session::run_traced`] gives: the entry's result and the graph its trace asked for.
+#[derive(Debug)]
+pub struct TracedEntry {
+    pub result: Result<Option<Value>, RuntimeError>,
+    pub graph: Option<Graph>,
 }
 
 /// Clears the interrupt flag when dropped: when [`Session::run`] returns, however it returns.

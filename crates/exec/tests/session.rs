@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use exec::error::{RuntimeError, RuntimeErrorKind};
+use exec::graph::{Graph, GraphOptions, InputSource, TraceOptions};
 use exec::interp::Limits;
 use exec::lower::Entry;
 use exec::session::Session;
@@ -92,6 +93,75 @@ fn the_tape_and_gradients_outlive_their_entry() {
     let (_, value) =
         host.run(definitions, "w -= 0.5 * grad(w);\nbackward(sum(w * w));\ngrad(w);\n");
     assert_eq!(value.ok(), Some(Some("[-1.0, -8.0]".to_owned())));
+}
+
+/// A graph as lines: each node's operation, whether its place is known, its value and gradient,
+/// and its inputs (`#node` or a constant's value).
+fn graph_lines(graph: &Graph) -> Vec<String> {
+    graph
+        .nodes
+        .iter()
+        .map(|node| {
+            let inputs: Vec<String> = node
+                .inputs
+                .iter()
+                .map(|input| match &input.source {
+                    InputSource::Node(from) => format!("#{from}"),
+                    InputSource::Constant { value, .. } => value.to_string(),
+                })
+                .collect();
+            let place = if node.stack.is_empty() { "earlier" } else { "entry" };
+            let show = |s: &Option<exec::autodiff::Summary>| s.as_ref().map(|s| s.to_string());
+            format!(
+                "{} ({place}) = {:?}, grad {:?} <- {}",
+                node.op,
+                show(&node.value),
+                show(&node.gradient),
+                inputs.join(" ")
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_traced_entry_gives_the_graph_it_recorded_with_earlier_leaves() {
+    let mut host = Host::new();
+    let (_, value) = host.run("", "var Tensor w[2] = [1, 2];\n");
+    assert!(value.is_ok(), "{value:?}");
+    let text = "var Tensor w[2];\nfloat loss = sum(w * w * 3.0);\nbackward(loss);\n";
+    let file = host.db.set_file("/session/repl.nb", text);
+    let entry = Entry { from: TextSize::of("var Tensor w[2];\n"), returns_value: false };
+    let trace = TraceOptions { graph: Some(GraphOptions::default()), check_nan: false };
+    let mut out = Vec::new();
+    let traced = host.session.run_traced(&host.db, file, entry, &mut out, Limits::default(), trace);
+    assert!(traced.result.is_ok(), "{:?}", traced.result);
+    let graph = traced.graph.expect("a graph");
+    assert_eq!(graph.backward, Some(1));
+    // `w`'s leaf was recorded by the first entry: it is a node of its own, with no place.
+    assert_eq!(
+        graph_lines(&graph),
+        [
+            "var (earlier) = Some(\"[1.0, 2.0]\"), grad Some(\"[6.0, 12.0]\") <- ",
+            "* (entry) = Some(\"[1.0, 4.0]\"), grad Some(\"[3.0, 3.0]\") <- #0",
+            "* (entry) = Some(\"[3.0, 12.0]\"), grad Some(\"[1.0, 1.0]\") <- #1 3.0",
+            "sum (entry) = Some(\"15.0\"), grad Some(\"1.0\") <- #2",
+        ]
+    );
+    // The gradients are the session's, and later entries are not traced.
+    let (_, value) = host.run("var Tensor w[2];\n", "grad(w);\n");
+    assert_eq!(value.ok(), Some(Some("[6.0, 12.0]".to_owned())));
+    let entry = Entry { from: TextSize::of("var Tensor w[2];\n"), returns_value: true };
+    let file = host.db.set_file("/session/repl.nb", "var Tensor w[2];\nsum(w * w);\n");
+    let traced = host.session.run_traced(
+        &host.db,
+        file,
+        entry,
+        &mut out,
+        Limits::default(),
+        TraceOptions::default(),
+    );
+    assert!(traced.graph.is_none());
+    assert_eq!(traced.result.ok().flatten().map(|v| v.to_string()), Some("5.0".to_owned()));
 }
 
 #[test]

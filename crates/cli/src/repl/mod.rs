@@ -25,7 +25,13 @@ use std::{
     time::{Duration, Instant},
 };
 
-use exec::{error::RuntimeErrorKind, interp::Limits, run::on_interpreter_stack, session::Session};
+use exec::{
+    error::RuntimeErrorKind,
+    graph::{Graph, GraphOptions, TraceOptions},
+    interp::Limits,
+    run::on_interpreter_stack,
+    session::Session,
+};
 use hir::{Code, Database, Diagnostic, HirSpan, LocalKind, Qualifier, Severity, SourceFile, Ty};
 use rustyline::{
     Config, Editor, config::CompletionType, error::ReadlineError, history::FileHistory,
@@ -36,7 +42,7 @@ use self::{
     editor::EditorHelper,
     source::{Assembled, Definition, Group, Key, Origin},
 };
-use crate::{render, run as run_cmd, source as files};
+use crate::{graph, render, run as run_cmd, source as files};
 
 /// The options of `nabla repl`.
 #[derive(Debug, Clone)]
@@ -63,7 +69,8 @@ end is printed with its type. Input continues on the next line while a bracket i
   :reload       load the loaded files again
   :reset        forget every definition and value
   :time ENTRY   run an entry and say how long checking and running took
-  :graph EXPR   (not available yet: the picture of the computational graph)
+  :graph ENTRY  run an entry and write the picture of the graph it recorded (repl.graph.svg;
+                --dot for Graphviz's DOT, -o FILE for another file)
   :help         this text
   :quit         leave (or Ctrl-D)
 
@@ -209,6 +216,13 @@ struct Checked {
     removed: Vec<(Definition, String)>,
 }
 
+/// Where `:graph` writes its picture: `repl.graph.svg` (or `.dot`) in the session's directory
+/// unless a file is named; the format the file name asks for unless `--dot` is given.
+struct GraphRequest {
+    path: Option<PathBuf>,
+    format: Option<graph::Format>,
+}
+
 /// How long an entry took.
 #[derive(Default)]
 struct Timing {
@@ -319,13 +333,43 @@ impl Repl {
                     seconds(timing.run)
                 );
             }
-            "graph" => eprintln!(
-                "error: `:graph` is not available yet: drawing the computational graph comes with the graph pictures (issue 28); `:type` shows an expression's type"
-            ),
+            "graph" => self.graph(argument),
             _ => eprintln!("error: unknown command `:{name}`; `:help` lists the commands"),
         }
         let _ = std::io::stdout().flush();
         Flow::Continue
+    }
+
+    /// Writes the picture of the graph an entry recorded, with its operations placed in the
+    /// entries and files they came from, and says where.
+    fn write_graph(&self, request: &GraphRequest, recorded: Option<&Graph>, assembled: &Assembled) {
+        let Some(recorded) = recorded.filter(|recorded| !recorded.nodes.is_empty()) else {
+            eprintln!(
+                "error: the entry recorded no operation on a `var`, so there is no graph to draw; `:graph backward(sum(w * w))` draws one for `var Tensor w[3]`"
+            );
+            return;
+        };
+        let format = request.format.or(request.path.as_deref().map(graph::Format::of_path));
+        let path = match &request.path {
+            Some(path) => path.clone(),
+            None => {
+                let dir = self.path.parent().unwrap_or(Path::new("."));
+                graph::default_path(&dir.join("repl"), format)
+            }
+        };
+        // As `nabla graph` labels them: by file name (`<repl>` for an entry typed at the prompt).
+        let locate = |file: SourceFile, line: u32| {
+            let (name, line) = self.locate(assembled, file, line);
+            match Path::new(&name).file_name() {
+                Some(base) => (base.to_string_lossy().into_owned(), line),
+                None => (name, line),
+            }
+        };
+        let view = graph::View::default();
+        match graph::write_located(&self.db, recorded, &view, &path, format, &locate) {
+            Ok(report) => println!("{report}"),
+            Err(message) => eprintln!("error: {message}"),
+        }
     }
 
     /// `:type EXPR`: checks the expression in the session's context and prints its type.
@@ -416,12 +460,59 @@ impl Repl {
         println!("the session is empty");
     }
 
+    /// `:graph [--dot] [-o FILE] ENTRY`: runs the entry with its recording traced and writes the
+    /// picture of the graph, as `nabla graph` does for a file.
+    fn graph(&mut self, text: &str) {
+        let mut request = GraphRequest { path: None, format: None };
+        let mut rest = text.trim_start();
+        loop {
+            let (word, after) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            match word {
+                "--dot" => request.format = Some(graph::Format::Dot),
+                "-o" | "--out" => {
+                    let after = after.trim_start();
+                    let (file, after) =
+                        after.split_once(char::is_whitespace).unwrap_or((after, ""));
+                    if file.is_empty() {
+                        eprintln!("error: `-o` needs a file: `:graph -o loss.svg backward(l)`");
+                        return;
+                    }
+                    request.path = Some(PathBuf::from(file));
+                    rest = after.trim_start();
+                    continue;
+                }
+                _ => break,
+            }
+            rest = after.trim_start();
+        }
+        if rest.is_empty() {
+            eprintln!(
+                "error: `:graph` runs an entry and draws what it recorded: `:graph backward(sum(w * w))`"
+            );
+            return;
+        }
+        let origin = Origin { name: PROMPT_ORIGIN.to_owned(), line: 1 };
+        self.enter_traced(rest, origin, None, Some(&request));
+    }
+
     fn enter(&mut self, text: &str, origin: Origin) -> Timing {
         self.enter_from_file(text, origin, None)
     }
 
     /// Checks and runs an entry, and makes its definitions the session's.
     fn enter_from_file(&mut self, text: &str, origin: Origin, dir: Option<&Path>) -> Timing {
+        self.enter_traced(text, origin, dir, None)
+    }
+
+    /// [`Repl::enter_from_file`], with the picture of what the entry recorded written as `graph`
+    /// asks.
+    fn enter_traced(
+        &mut self,
+        text: &str,
+        origin: Origin,
+        dir: Option<&Path>,
+        graph: Option<&GraphRequest>,
+    ) -> Timing {
         let mut timing = Timing::default();
         let start = Instant::now();
         let entry = self.analyse(text, origin, dir);
@@ -433,10 +524,23 @@ impl Repl {
         let run_entry = exec::lower::Entry { from, returns_value: entry.shows_value };
         let stdout = std::io::stdout();
         let mut out = stdout.lock();
-        let result = self.session.run(&self.db, checked.file, run_entry, &mut out, self.limits);
+        let trace =
+            TraceOptions { graph: graph.map(|_| GraphOptions::default()), check_nan: false };
+        let traced = self.session.run_traced(
+            &self.db,
+            checked.file,
+            run_entry,
+            &mut out,
+            self.limits,
+            trace,
+        );
+        let result = traced.result;
         let _ = out.flush();
         drop(out);
         timing.run = start.elapsed();
+        if let Some(request) = graph {
+            self.write_graph(request, traced.graph.as_ref(), &checked.assembled);
+        }
         let mut definitions = checked.kept.clone();
         for (key, group, range) in &entry.items {
             let item_text = &entry.text[usize::from(range.start())..usize::from(range.end())];

@@ -132,14 +132,35 @@ impl Tape {
     /// and the host must not ask for fusion (fresh operands): each operation is its own record.
     pub fn traced(options: TraceOptions) -> Tape {
         let mut tape = Tape::new();
-        if options != TraceOptions::default() {
-            tape.log = Some(Box::new(RecordLog::new(options)));
-            for records in &mut tape.levels {
-                records.slow = true;
-                records.fit_room();
-            }
-        }
+        tape.trace(options);
         tape
+    }
+
+    /// Makes this tape note what `options` ask from now on, as [`Tape::traced`] does from the
+    /// start (a REPL traces one entry against the session's tape). The records it already holds
+    /// are not noted: a graph shows no edges from them.
+    pub fn trace(&mut self, options: TraceOptions) {
+        if options == TraceOptions::default() {
+            return;
+        }
+        let records = self.levels[0].ops.len();
+        self.log = Some(Box::new(RecordLog::started_after(options, records)));
+        self.set_slow(true);
+    }
+
+    /// Stops noting (see [`Tape::trace`]): what the log kept is dropped, and scalar records take
+    /// the fast path again.
+    pub fn untrace(&mut self) {
+        if self.log.take().is_some() {
+            self.set_slow(false);
+        }
+    }
+
+    fn set_slow(&mut self, slow: bool) {
+        for records in &mut self.levels {
+            records.slow = slow;
+            records.fit_room();
+        }
     }
 
     /// What the tape was asked to note, if anything.
@@ -550,16 +571,20 @@ impl Tape {
         for (value, arg) in values.iter_mut().zip(args.iter_mut()) {
             *arg = self.unbox(value, level);
         }
-        if level == 0
-            && let Some(log) = &mut self.log
-            && log.builds_graph()
-        {
-            let constants = values.iter().zip(args.iter()).enumerate();
-            log.note_constants(
-                constants
-                    .filter(|(_, (_, arg))| **arg == Arg::CONSTANT)
-                    .map(|(position, (value, _))| (position as u32, value)),
-            );
+        if level == 0 && self.log.as_ref().is_some_and(|log| log.builds_graph()) {
+            for (value, arg) in values.iter().zip(args.iter()) {
+                if let Some(index) = arg.index() {
+                    self.note_earlier(index, Some(value));
+                }
+            }
+            if let Some(log) = &mut self.log {
+                let constants = values.iter().zip(args.iter()).enumerate();
+                log.note_constants(
+                    constants
+                        .filter(|(_, (_, arg))| **arg == Arg::CONSTANT)
+                        .map(|(position, (value, _))| (position as u32, value)),
+                );
+            }
         }
         Some(level)
     }
@@ -580,6 +605,20 @@ impl Tape {
         match self.lift_slice(&mut values, &mut args) {
             None => LiftedVec::Plain(values),
             Some(level) => LiftedVec::Tracked { level, inner: values, args },
+        }
+    }
+
+    /// Gives the program tape's record at `index` a node in the graph being built if it was made
+    /// before the log started (see [`RecordLog::note_earlier`]); `value` is what an operation
+    /// read from it.
+    #[cold]
+    fn note_earlier(&mut self, index: usize, value: Option<&Value>) {
+        let Some(log) = &mut self.log else { return };
+        if !log.wants_earlier(index) {
+            return;
+        }
+        if let Some((op, _)) = self.levels[0].get(index) {
+            log.note_earlier(index, &op, value.and_then(Summary::of));
         }
     }
 
@@ -788,6 +827,12 @@ impl Tape {
         let n = terms.len().min(2);
         let terms = &terms[..n];
         let level = first.node.level();
+        if level == 0 && self.log.is_some() {
+            let base = self.levels[0].base;
+            for term in terms.iter().filter(|term| term.node.level() == 0) {
+                self.note_earlier((term.node.serial() - base) as usize, None);
+            }
+        }
         let records = self
             .levels
             .get_mut(level)

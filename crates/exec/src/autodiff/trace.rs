@@ -34,6 +34,12 @@ pub struct Site {
     pub pc: u32,
 }
 
+impl Site {
+    /// The `stack` of the site of a record made before the log started, which no host's stack
+    /// numbers: its `pc` is the record's tape index, so that each such record is its own node.
+    pub const EARLIER: u32 = u32::MAX;
+}
+
 /// What a run's tape keeps besides its records.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TraceOptions {
@@ -384,6 +390,9 @@ pub(crate) struct RecordLog {
     building: Option<GraphBuilder>,
     kept: Option<TapeGraph>,
     backwards: u64,
+    /// The program tape's records below this index were made before the log started (by an
+    /// earlier entry of a session, see [`Tape::trace`](super::Tape::trace)).
+    earlier_end: usize,
 }
 
 impl RecordLog {
@@ -396,6 +405,31 @@ impl RecordLog {
             building: options.graph.map(|graph| GraphBuilder::new(graph.collapse)),
             kept: None,
             backwards: 0,
+            earlier_end: 0,
+        }
+    }
+
+    /// A log started on a tape whose program recording already holds `records` index positions.
+    pub(crate) fn started_after(options: TraceOptions, records: usize) -> RecordLog {
+        RecordLog { earlier_end: records, ..RecordLog::new(options) }
+    }
+
+    /// Whether the program tape's record at `index` was made before the log started and has no
+    /// node in the graph yet.
+    pub(crate) fn wants_earlier(&self, index: usize) -> bool {
+        index < self.earlier_end
+            && self.building.as_ref().is_some_and(|builder| {
+                builder.node_of.get(index).is_none_or(|&node| node == u32::MAX)
+            })
+    }
+
+    /// Gives the program tape's record at `index`, made before the log started, a node of its
+    /// own: its operation and the value it had when an operation now read it (`None` when that is
+    /// not known), with no site and no inputs.
+    pub(crate) fn note_earlier(&mut self, index: usize, op: &Op, value: Option<Summary>) {
+        if let Some(builder) = &mut self.building {
+            let site = Site { stack: Site::EARLIER, pc: index as u32 };
+            builder.add(index, op, site, value, Vec::new());
         }
     }
 
@@ -450,6 +484,7 @@ impl RecordLog {
         gradient: impl Fn(usize) -> Option<Summary>,
     ) {
         self.backwards += 1;
+        self.earlier_end = 0;
         self.forget_level(0);
         let Some(options) = self.options.graph else { return };
         let Some(builder) = self.building.take() else { return };

@@ -457,7 +457,8 @@ impl<'p, 'o> Machine<'p, 'o> {
         })
     }
 
-    /// Makes this (not yet started) machine's runs traced: the tape notes what `options` ask
+    /// Makes this (not yet started) machine's runs traced: its tape (a session's too, from the
+    /// entry on) notes what `options` ask
     /// (the program tape's graph, for [`Machine::take_graph`]), and with `check_nan` every
     /// operation that makes a NaN or an infinity from finite values, forward or in a backward
     /// rule, stops the run with an error at that operation. See `interp::trace`.
@@ -465,7 +466,7 @@ impl<'p, 'o> Machine<'p, 'o> {
         if options == TraceOptions::default() {
             return;
         }
-        self.tape = Tape::traced(options);
+        self.tape.trace(options);
         self.tracer = Some(Box::new(Tracer::new(options.check_nan)));
     }
 
@@ -544,7 +545,9 @@ impl<'p, 'o> Machine<'p, 'o> {
     }
 
     /// What a session keeps of a finished (or failed) run: the carried state and the globals.
-    pub(crate) fn into_session_state(self) -> (Carried, Vec<Option<Value>>) {
+    pub(crate) fn into_session_state(mut self) -> (Carried, Vec<Option<Value>>) {
+        // A traced entry's notes end with it; the next entry runs on the fast path.
+        self.tape.untrace();
         let carried = Carried { tape: self.tape, rng: self.rng, print_options: self.print_options };
         (carried, self.globals)
     }
