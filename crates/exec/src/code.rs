@@ -295,6 +295,17 @@ pub enum TargetShape {
 pub enum PrintItem {
     Value(Operand),
     Text(Box<str>),
+    /// `format("...", values...)` as an item of `print` or `write`.
+    Format(Box<[FormatPiece]>),
+}
+
+/// A piece of a `format` text: text as it is, or a placeholder with the value that fills it.
+#[derive(Clone, Debug)]
+pub enum FormatPiece {
+    Text(Box<str>),
+    Value(Operand, hir::FormatSpec),
+    /// A string literal given as a value.
+    Literal(Box<str>, hir::FormatSpec),
 }
 
 /// The arguments of `print_options`.
@@ -1025,9 +1036,16 @@ impl BuiltinCall {
         let items = |items: &[PrintItem]| {
             items
                 .iter()
-                .filter_map(|item| match item {
-                    PrintItem::Value(operand) => Some(*operand),
-                    PrintItem::Text(_) => None,
+                .flat_map(|item| match item {
+                    PrintItem::Value(operand) => vec![*operand],
+                    PrintItem::Text(_) => Vec::new(),
+                    PrintItem::Format(pieces) => pieces
+                        .iter()
+                        .filter_map(|piece| match piece {
+                            FormatPiece::Value(operand, _) => Some(*operand),
+                            FormatPiece::Text(_) | FormatPiece::Literal(..) => None,
+                        })
+                        .collect(),
                 })
                 .collect()
         };

@@ -107,6 +107,7 @@ pub enum Builtin {
     BceWithLogits,
     Print,
     Write,
+    Format,
     PrintOptions,
     Load,
     Save,
@@ -206,6 +207,8 @@ pub enum Rule {
     PairLoss,
     /// `print(a, b, ...)` and `write(a, b, ...)`: `void`; strings are allowed as arguments.
     Print,
+    /// `format("epoch {} loss {:.4}", e, l)`: text for `print` and `write`.
+    Format,
     /// `print_options(precision, threshold, line_width, suppress_small)` or
     /// `print_options("line")`: `void`.
     PrintOptions,
@@ -361,6 +364,7 @@ table! {
     BceWithLogits "bce_with_logits" 2..2 PairLoss true "bce_with_logits(logits, target)" "The mean binary cross-entropy of sigmoid(logits) against targets in [0, 1], computed stably as softplus(x) - x t.";
     Print "print" 0..inf Print false "print(a, b, ...)" "Prints the values separated by one space, then a newline.";
     Write "write" 0..inf Print false "write(a, b, ...)" "Prints the values like `print`, separated by one space, without a newline at the end, then flushes standard output: `write(\"\\repoch\", n)` rewrites the current line.";
+    Format "format" 1..inf Format false "format(\"epoch {} loss {:.4}\", e, l)" "Text for `print` and `write`: the string with each placeholder `{}` or `{:spec}` filled by the next value, ints and floats as `print` writes them or by the spec (`{:.4}` four digits after the point, `{:e}` scientific, `{:>8}` right-aligned in 8 columns, `{:05d}` zero-padded), tensors in `print`'s layout (`{:.2}` with that precision); `{{` and `}}` write braces.";
     PrintOptions "print_options" 1..4 PrintOptions false "print_options(precision, threshold, line_width, suppress_small) | print_options(\"line\")" "How `print` and `write` lay out tensors from here on: at most `precision` decimals (8), summarised past `threshold` elements (1000), rows wrapped at `line_width` characters (75), and with `suppress_small` numbers too small for the precision shown as zero instead of in scientific notation (false). `print_options(\"line\")` prints tensors on one line in the shortest round-trip form, `\"exact\"` lays them out with every digit of that form, `\"default\"` restores the defaults.";
     Load "load" 1..1 Load false "load(\"x.npy\")" "Reads a NumPy .npy file (float64) relative to the source file.";
     Save "save" 2..2 Save false "save(t, \"x.npy\")" "Writes a tensor as a NumPy .npy file relative to the source file; a float or int as a rank-0 array.";

@@ -103,6 +103,8 @@ codes! {
     UndeterminedSize = "E0225", Error, "shape variable that no extent determines";
     InvalidOption = "E0226", Error, "invalid option of a built-in";
     ArgumentShapes = "E0227", Error, "argument shapes do not fit the built-in";
+    FormatString = "E0228", Error, "malformed format string";
+    FormatArguments = "E0229", Error, "placeholders and values of `format` differ in number";
     MissingReturn = "E0300", Error, "not every path returns a value";
     ReturnMismatch = "E0301", Error, "`return` does not match the function's type";
     BreakOutsideLoop = "E0302", Error, "`break` or `continue` outside a loop";

@@ -59,6 +59,7 @@ pub(crate) mod body;
 pub(crate) mod builtins;
 pub(crate) mod db;
 pub(crate) mod diagnostics;
+pub(crate) mod format_string;
 pub(crate) mod infer;
 pub(crate) mod item_tree;
 pub(crate) mod lints;
@@ -85,6 +86,10 @@ pub use crate::{
         Database, Db, DefId, DefKind, SourceFile, import_target, normalize, parse, resolve_import,
     },
     diagnostics::{Code, Diagnostic, Fix, Label, Severity, TextEdit, file_range},
+    format_string::{
+        FormatAlign, FormatError, FormatNotation, FormatPart, FormatSpec, FormatString,
+        FormatValueKind, parse_format_string,
+    },
     infer::{InferenceResult, Resolution, const_int, ty_of_ref},
     item_tree::{FunctionItem, ImportItem, ItemTree, TestItem, TopLevelItem},
     lints::allow_comment_edit,

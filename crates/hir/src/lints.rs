@@ -540,10 +540,13 @@ impl LintCtx<'_> {
             .diagnostics
             .iter()
             .chain(&self.infer.diagnostics)
-            .filter(|d| matches!(d.code, Code::UnresolvedName | Code::UnknownDimension))
+            .filter(|d| {
+                matches!(d.code, Code::UnresolvedName | Code::UnknownDimension | Code::FormatString)
+            })
             .flat_map(|d| &d.fixes)
             .flat_map(|fix| &fix.edits)
-            .map(|(_, text)| text.as_str())
+            // A `format` fix passes names as `, epoch, loss`.
+            .flat_map(|(_, text)| text.split([',', ' ']).filter(|name| !name.is_empty()))
             .collect();
         // A top-level `cns` may be read by functions, tests and importing files.
         for (local, data) in self.body.locals.iter() {

@@ -110,7 +110,10 @@ const GROUPS: &[(&str, &[&str])] = &[
     ),
     ("Linear algebra", &["inv", "det", "solve", "cholesky", "trace", "diag", "cross", "einsum"]),
     ("Neural networks", &["cross_entropy", "nll", "mse", "bce_with_logits"]),
-    ("Input and output", &["print", "write", "print_options", "load", "save", "load_csv"]),
+    (
+        "Input and output",
+        &["print", "write", "format", "print_options", "load", "save", "load_csv"],
+    ),
     (
         "Differentiation",
         &["backward", "grad", "jvp", "vjp", "hessian", "jacobian", "stop_gradient"],

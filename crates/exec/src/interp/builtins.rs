@@ -6,7 +6,8 @@ use hir::Code;
 
 use crate::autodiff::AdErrorKind;
 use crate::code::{
-    BuiltinCall, Construct, DimsArg, IndexAssign, Operand, PrintItem, PrintOptionsArgs, TargetShape,
+    BuiltinCall, Construct, DimsArg, FormatPiece, IndexAssign, Operand, PrintItem,
+    PrintOptionsArgs, TargetShape,
 };
 use crate::error::RuntimeError;
 use crate::ops;
@@ -169,6 +170,30 @@ impl Machine<'_, '_> {
                     }
                     match item {
                         PrintItem::Text(text) => line.push_str(text),
+                        PrintItem::Format(pieces) => {
+                            for piece in pieces {
+                                match piece {
+                                    FormatPiece::Text(text) => line.push_str(text),
+                                    FormatPiece::Literal(text, spec) => {
+                                        line.push_str(&super::format::fill_text(spec, text));
+                                    }
+                                    FormatPiece::Value(operand, spec) => {
+                                        let value = &self.stack[base + operand.slot() as usize];
+                                        let column = line
+                                            .rsplit('\n')
+                                            .next()
+                                            .map_or(0, |l| l.chars().count());
+                                        let text = super::format::fill(
+                                            spec,
+                                            value,
+                                            &self.print_options,
+                                            column,
+                                        );
+                                        line.push_str(&text);
+                                    }
+                                }
+                            }
+                        }
                         PrintItem::Value(operand) => {
                             let value = &self.stack[base + operand.slot() as usize];
                             match value.as_tensor() {

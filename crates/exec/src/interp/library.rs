@@ -141,13 +141,17 @@ impl Machine<'_, '_> {
         builtin: Builtin,
         items: &[PrintItem],
     ) -> Result<Value, RuntimeError> {
-        let items = items
-            .iter()
-            .map(|item| match item {
+        let mut args = Vec::with_capacity(items.len());
+        for item in items {
+            args.push(match item {
                 PrintItem::Value(operand) => Arg::Value(self.fetch(base, *operand)),
                 PrintItem::Text(text) => Arg::Text(text.clone()),
-            })
-            .collect();
+                PrintItem::Format(_) => {
+                    return Err(RuntimeError::internal("the text of `format` as an option"));
+                }
+            });
+        }
+        let items = args;
         let mut a = Args { builtin, items };
         use Builtin as B;
         Ok(match builtin {

@@ -15,6 +15,7 @@
 mod builtins;
 mod checks;
 mod float_expr;
+mod format;
 mod library;
 mod trace;
 

@@ -9,7 +9,9 @@ use std::rc::Rc;
 use hir::{Builtin, Dim, Expr, ExprId, Literal, Resolution, Ty};
 
 use super::{Dest, Result, UnitLowerer};
-use crate::code::{BuiltinCall, Construct, DimsArg, Instr, Operand, PrintItem, PrintOptionsArgs};
+use crate::code::{
+    BuiltinCall, Construct, DimsArg, FormatPiece, Instr, Operand, PrintItem, PrintOptionsArgs,
+};
 use tensor::einsum::EinsumSpec;
 use tensor::{BinaryOp, ReduceOp, UnaryOp};
 
@@ -191,7 +193,10 @@ impl UnitLowerer<'_, '_> {
                 for &a in args {
                     items.push(match self.string(a) {
                         Some(text) => PrintItem::Text(text.into()),
-                        None => PrintItem::Value(self.expr(a, Dest::Any)?),
+                        None => match self.format_call(a)? {
+                            Some(pieces) => PrintItem::Format(pieces),
+                            None => PrintItem::Value(self.expr(a, Dest::Any)?),
+                        },
                     });
                 }
                 match builtin {
@@ -199,6 +204,8 @@ impl UnitLowerer<'_, '_> {
                     _ => BuiltinCall::Print(items.into_boxed_slice()),
                 }
             }
+            // The checker allows `format` only as an item of `print` and `write`.
+            B::Format => return Err(self.internal("`format` outside `print` and `write`", span)),
             B::PrintOptions => match self.string(arg(0)?) {
                 Some(mode) => {
                     let defaults = tensor::PrintOptions::default();
@@ -400,6 +407,39 @@ impl UnitLowerer<'_, '_> {
             }
         }
         Ok(DimsArg::Tensor(self.expr(expr, Dest::Any)?))
+    }
+
+    /// The pieces of `expr` when it is a call of `format`, its values evaluated in order.
+    fn format_call(&mut self, expr: ExprId) -> Result<Option<Box<[FormatPiece]>>> {
+        let Expr::Call { callee, args } = &self.body.exprs[expr] else { return Ok(None) };
+        if self.infer.resolution(*callee) != Some(Resolution::Builtin(Builtin::Format)) {
+            return Ok(None);
+        }
+        let args = args.clone();
+        let span = self.span_of(expr);
+        let Some((&string, values)) = args.split_first() else {
+            return Err(self.internal("`format` without its string", span));
+        };
+        let token = self.source_text(self.body.source_map.expr(string));
+        let format = hir::parse_format_string(&token)
+            .map_err(|_| self.internal("a malformed format string", span))?;
+        let mut values = values.iter();
+        let mut pieces = Vec::with_capacity(format.pieces.len());
+        for piece in format.pieces {
+            pieces.push(match piece {
+                hir::FormatPart::Text(text) => FormatPiece::Text(text.into()),
+                hir::FormatPart::Placeholder { spec, .. } => {
+                    let &value = values
+                        .next()
+                        .ok_or_else(|| self.internal("a placeholder without a value", span))?;
+                    match self.string(value) {
+                        Some(text) => FormatPiece::Literal(text.into(), spec),
+                        None => FormatPiece::Value(self.expr(value, Dest::Any)?, spec),
+                    }
+                }
+            });
+        }
+        Ok(Some(pieces.into_boxed_slice()))
     }
 
     /// The text of a string literal.

@@ -76,17 +76,35 @@ impl InferCtx<'_> {
             }
             return Ty::Error;
         }
-        // Strings are allowed only where the rule takes one; check the rest as values.
+        // Strings are allowed only where the rule takes one; check the rest as values. The text
+        // `format` makes is for `print` and `write` alone; elsewhere a string is a literal.
+        for (i, (&arg, ty)) in args.iter().zip(&arg_tys).enumerate() {
+            if *ty == Ty::Str && info.rule != Rule::Print && self.is_format_call(arg) {
+                let span = self.expr_span(arg);
+                self.report(
+                    Code::StringValue,
+                    span,
+                    format!(
+                        "the text of `format` can only be printed, not be argument {} of `{}`",
+                        i + 1,
+                        info.name
+                    ),
+                )
+                .help("pass it to `print` or `write`; other built-ins take a string literal here");
+                return Ty::Error;
+            }
+        }
         let string_at: &[usize] = match info.rule {
             Rule::Print => &[],
+            Rule::Format => &[],
             Rule::Load | Rule::Einsum | Rule::PrintOptions => &[0],
             Rule::Save | Rule::Assert | Rule::Activation => &[1],
             Rule::Reduction => &[2],
             _ => &[],
         };
         for (i, (&arg, ty)) in args.iter().zip(&arg_tys).enumerate() {
-            let allowed =
-                info.rule == Rule::Print && matches!(ty, Ty::Str) || string_at.contains(&i);
+            let allowed = matches!(info.rule, Rule::Print | Rule::Format) && matches!(ty, Ty::Str)
+                || string_at.contains(&i);
             if !allowed
                 && matches!(ty, Ty::Str | Ty::Void | Ty::Fn(_))
                 && !self.check_value(arg, ty)
@@ -239,6 +257,10 @@ impl InferCtx<'_> {
                 }
             }
             Rule::Print => Ty::Void,
+            Rule::Format => {
+                self.format(args, &arg_tys);
+                Ty::Str
+            }
             Rule::PrintOptions => {
                 self.print_options(expr, args, &arg_tys);
                 Ty::Void
@@ -736,6 +758,147 @@ impl InferCtx<'_> {
             _ => Dim::Unknown,
         };
         Ty::tensor(vec![length])
+    }
+
+    /// Whether `expr` is a call of `format`.
+    pub(crate) fn is_format_call(&self, expr: ExprId) -> bool {
+        matches!(&self.body.exprs[expr], Expr::Call { callee, .. }
+            if self.result.resolution(*callee) == Some(Resolution::Builtin(Builtin::Format)))
+    }
+
+    /// `format("...", values...)`: the first argument is a string literal whose placeholders the
+    /// values fill, one each, with specs that fit them.
+    fn format(&mut self, args: &[ExprId], tys: &[Ty]) {
+        use crate::format_string::{FormatPart, FormatValueKind as ValueKind, parse_format_string};
+        let Some((&string, values)) = args.split_first() else { return };
+        let string_span = self.expr_span(string);
+        if !matches!(self.body.exprs[string], Expr::Literal(Literal::String(_))) {
+            let found = tys.first().cloned().unwrap_or(Ty::Error);
+            if !found.is_error() {
+                self.report(
+                    Code::TypeMismatch,
+                    string_span,
+                    format!("the first argument of `format` is the format string, such as `\"loss {{:.4}}\"`; found {}", a(&found)),
+                );
+            }
+            return;
+        }
+        let token = self.source_text(string_span.span);
+        // A span inside the literal: `range` is relative to its token.
+        let inside = |range: syntax::TextRange| HirSpan {
+            span: RelSpan { range: range + string_span.span.range.start(), ..string_span.span },
+            ..string_span
+        };
+        let format = match parse_format_string(&token) {
+            Ok(format) => format,
+            Err(error) => {
+                let diagnostic =
+                    self.report(Code::FormatString, inside(error.range), error.message);
+                if let Some(help) = error.help {
+                    diagnostic.help(help);
+                }
+                return;
+            }
+        };
+        // `{epoch}`: the habit of Python's f-strings. When every placeholder names a value and
+        // none follows the string, the fix moves the names after it.
+        let named: Vec<(syntax::TextRange, &str, &str)> = format
+            .pieces
+            .iter()
+            .filter_map(|piece| match piece {
+                FormatPart::Placeholder { range, name: Some(name), .. } => {
+                    let text = &token[usize::from(range.start()) + 1..usize::from(range.end()) - 1];
+                    let spec = &text[name.len()..];
+                    Some((*range, name.as_str(), spec))
+                }
+                _ => None,
+            })
+            .collect();
+        if let Some(&(range, name, _)) = named.first() {
+            let position = name.bytes().all(|b| b.is_ascii_digit());
+            let what = if position { "position" } else { "name" };
+            let all_named = named.len() == format.placeholders().count();
+            let identifiers = named.iter().all(|(_, name, _)| {
+                name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                    && !name.as_bytes()[0].is_ascii_digit()
+            });
+            let diagnostic = self.report(
+                Code::FormatString,
+                inside(range),
+                format!("a placeholder of `format` takes no {what}: `{{{name}}}`"),
+            );
+            diagnostic.help(format!(
+                "placeholders are `{{}}` or `{{:spec}}`, filled by the values after the string in order{}",
+                if position { String::new() } else { format!(": write `{{}}` and pass `{name}` after the string") }
+            ));
+            if all_named && identifiers && values.is_empty() {
+                let mut edits: Vec<(HirSpan, String)> = named
+                    .iter()
+                    .map(|&(range, _, spec)| (inside(range), format!("{{{spec}}}")))
+                    .collect();
+                let end = syntax::TextRange::empty(string_span.span.range.end());
+                let names: Vec<&str> = named.iter().map(|&(_, name, _)| name).collect();
+                edits.push((
+                    HirSpan { span: RelSpan { range: end, ..string_span.span }, ..string_span },
+                    format!(", {}", names.join(", ")),
+                ));
+                diagnostic.fixes.push(crate::diagnostics::HirFix {
+                    label: format!(
+                        "pass {} after the string",
+                        names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+                    ),
+                    edits,
+                });
+            }
+            return;
+        }
+        let placeholders: Vec<_> = format.placeholders().map(|(r, spec)| (r, *spec)).collect();
+        for (&(range, spec), (&value, ty)) in placeholders.iter().zip(values.iter().zip(&tys[1..]))
+        {
+            let kind = match ty {
+                Ty::Int => ValueKind::Int,
+                Ty::Float => ValueKind::Float,
+                Ty::Tensor(_) => ValueKind::Tensor,
+                Ty::Bool | Ty::Char => ValueKind::Text,
+                // A nested `format` was reported with the other arguments.
+                Ty::Str => ValueKind::Text,
+                _ => continue,
+            };
+            if let Err(why) = spec.fits(kind) {
+                let value_span = self.expr_span(value);
+                self.report(
+                    Code::FormatString,
+                    inside(range),
+                    format!("this placeholder cannot write {}", a(ty)),
+                )
+                .label(value_span, format!("{} here", a(ty)))
+                .help(why);
+            }
+        }
+        let count = placeholders.len();
+        if values.len() != count {
+            let placeholders_text = match count {
+                1 => "1 placeholder".to_owned(),
+                n => format!("{n} placeholders"),
+            };
+            let values_text = match values.len() {
+                1 => "1 value follows it".to_owned(),
+                n => format!("{n} values follow it"),
+            };
+            let message = format!("the format string has {placeholders_text}, but {values_text}");
+            match placeholders.get(values.len()) {
+                Some(&(range, _)) => {
+                    self.report(Code::FormatArguments, inside(range), message)
+                        .help("pass a value for each placeholder, in order, after the string");
+                }
+                None => {
+                    let extra = self.expr_span(values[count]);
+                    self.report(Code::FormatArguments, extra, message)
+                        .label(string_span, "the placeholders are `{}` in this string")
+                        .help("add a placeholder `{}` to the string for each value, or remove this one");
+                }
+            }
+        }
     }
 
     /// The shape `reshape(t, [d0, ...])` gives: the list, with one `-1` standing for the extent

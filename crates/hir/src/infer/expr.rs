@@ -219,6 +219,15 @@ impl InferCtx<'_> {
     pub(crate) fn check_value(&mut self, expr: ExprId, ty: &Ty) -> bool {
         let span = self.expr_span(expr);
         match ty {
+            Ty::Str if self.is_format_call(expr) => {
+                self.report(
+                    Code::StringValue,
+                    span,
+                    "the text of `format` can only be printed; it is not a value".to_owned(),
+                )
+                .help("write it where it is used: `print(format(...))` or `write(format(...))`");
+                false
+            }
             Ty::Str => {
                 self.report(
                     Code::StringValue,
