@@ -1,7 +1,7 @@
 //! Formatting through `fmt`: the whole file's canonical layout, as one edit covering only the
 //! part that changes, so the editor keeps the cursor and folds outside it.
 
-use syntax::{TextRange, TextSize};
+use syntax::Indel;
 
 use crate::{FileId, TextEdit};
 
@@ -16,24 +16,8 @@ pub(crate) fn minimal_edit(old: &str, new: &str) -> Option<TextEdit> {
     if old == new {
         return None;
     }
-    let mut prefix = old.bytes().zip(new.bytes()).take_while(|(a, b)| a == b).count();
-    while !old.is_char_boundary(prefix) || !new.is_char_boundary(prefix) {
-        prefix -= 1;
-    }
-    let max_suffix = old.len().min(new.len()) - prefix;
-    let mut suffix = old
-        .bytes()
-        .rev()
-        .zip(new.bytes().rev())
-        .take(max_suffix)
-        .take_while(|(a, b)| a == b)
-        .count();
-    while !old.is_char_boundary(old.len() - suffix) || !new.is_char_boundary(new.len() - suffix) {
-        suffix -= 1;
-    }
-    let range =
-        TextRange::new(TextSize::from(prefix as u32), TextSize::from((old.len() - suffix) as u32));
-    Some(TextEdit { range, insert: new[prefix..new.len() - suffix].to_owned() })
+    let edit = Indel::between(old, new);
+    Some(TextEdit { range: edit.delete, insert: edit.insert })
 }
 
 #[cfg(test)]

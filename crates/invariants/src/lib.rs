@@ -13,7 +13,7 @@
 pub mod session;
 
 use hir::{Database, Diagnostic, SourceFile};
-use syntax::{LineIndex, SyntaxKind, TextRange, TextSize, WalkEvent};
+use syntax::{LineIndex, SyntaxKind, TextRange, TextSize};
 
 /// A fuzz target: it takes the fuzzer's bytes and panics when a promise is broken.
 pub type Target = fn(&[u8]);
@@ -77,16 +77,7 @@ pub fn parse(text: &str) {
     let root = parse.syntax_node();
     assert_eq!(root.kind(), SyntaxKind::SOURCE_FILE);
     assert!(root.to_string() == text, "the tree's text is not the input");
-    let (mut depth, mut deepest) = (0usize, 0usize);
-    for event in root.preorder() {
-        match event {
-            WalkEvent::Enter(_) => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            WalkEvent::Leave(_) => depth -= 1,
-        }
-    }
+    let deepest = syntax::tree_depth(&root);
     assert!(deepest <= syntax::MAX_TREE_DEPTH, "the tree is {deepest} nodes deep");
     let index = LineIndex::new(text);
     for error in parse.errors() {

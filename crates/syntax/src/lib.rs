@@ -25,7 +25,7 @@ pub use crate::{
     line_index::{LineCol, LineIndex},
     parser::MAX_NESTING,
     parsing::MAX_TREE_DEPTH,
-    reparsing::Indel,
+    reparsing::{Indel, tree_depth},
 };
 
 /// The rowan language tag of Nabla trees.

@@ -152,7 +152,7 @@ impl Parse {
             || new_block.kind() != SyntaxKind::BLOCK
             || new_block.text_range().len() != new_root.text_range().len()
             || !ends_with_own_brace(&new_block)
-            || depth(&new_block) + outer_depth >= MAX_REPARSE_DEPTH
+            || tree_depth(&new_block) + outer_depth >= MAX_REPARSE_DEPTH
         {
             return None;
         }
@@ -209,8 +209,8 @@ fn ends_with_own_brace(block: &SyntaxNode) -> bool {
     })
 }
 
-/// The depth of the deepest node under `node`.
-fn depth(node: &SyntaxNode) -> usize {
+/// The depth of the deepest node under `node` (1 for a node without children).
+pub fn tree_depth(node: &SyntaxNode) -> usize {
     let mut max = 0;
     let mut current = 0usize;
     for event in node.preorder() {
