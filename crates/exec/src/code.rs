@@ -175,12 +175,18 @@ pub enum CastKind {
     Bool,
 }
 
-/// One entry of an index expression `a[i]` or `a[i:j]`.
+/// One entry of a bracket of an index expression: `i`, `i:j:s`, `...` or `none`.
 #[derive(Clone, Copy, Debug)]
 pub enum IndexEntry {
     At(Operand),
-    Slice(Option<Operand>, Option<Operand>),
+    Slice { start: Option<Operand>, end: Option<Operand>, step: Option<Operand> },
+    Ellipsis,
+    NewAxis,
 }
+
+/// The brackets of an index expression `a[i, j][k:]`, each a list of entries, applied one after
+/// the other.
+pub type IndexChain = Box<[Box<[IndexEntry]>]>;
 
 /// One extent of a shape that is checked or bound at run time.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -821,7 +827,7 @@ pub struct Unit {
     /// The arguments of the unit's calls (see [`ArgRange`]).
     pub args: Vec<Operand>,
     /// The entries of the unit's index expressions.
-    pub indices: Vec<Box<[IndexEntry]>>,
+    pub indices: Vec<IndexChain>,
     /// The unit's compiled float expressions ([`Instr::FloatExpr`]).
     pub exprs: Vec<FloatExpr>,
     /// Instructions before this index check the arguments: their errors are reported at the call.

@@ -176,6 +176,8 @@ fn tensor_code(error: &TensorError) -> Code {
         TensorError::Dimension { .. } => Code::DimensionFailure,
         TensorError::IndexOutOfRange { .. }
         | TensorError::SliceOutOfRange { .. }
+        | TensorError::ZeroStep { .. }
+        | TensorError::Ellipses { .. }
         | TensorError::TooManyIndices { .. }
         | TensorError::IndexValue { .. } => Code::IndexFailure,
         TensorError::TakeAlong { .. } => Code::BroadcastFailure,

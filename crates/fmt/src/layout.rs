@@ -489,6 +489,10 @@ impl Builder {
             let children = significant_children(link);
             for child in children.iter().skip(1) {
                 self.element(parts, child);
+                // The entries of an index are separated as arguments are: `t[i, :, none]`.
+                if child.kind() == COMMA {
+                    parts.push(Doc::text(" "));
+                }
             }
         }
     }

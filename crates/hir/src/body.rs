@@ -288,14 +288,11 @@ pub enum Expr {
         func: ExprId,
         wrt: Option<ExprId>,
     },
+    /// `base[entries]`: `a[i]`, `a[i, j:k]`, `a[..., none]`. A chain `a[i][j]` is an index of
+    /// an index.
     Index {
         base: ExprId,
-        index: ExprId,
-    },
-    Slice {
-        base: ExprId,
-        start: Option<ExprId>,
-        end: Option<ExprId>,
+        entries: Vec<IndexEntry>,
     },
     Unary {
         op: UnaryOp,
@@ -401,6 +398,31 @@ pub enum IndexFactor {
     Scalar(ExprId),
 }
 
+/// One entry of an index `a[...]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexEntry {
+    /// `i`: one position, counted from the end when negative; drops the axis.
+    At(ExprId),
+    /// `start:end:step`, any part omitted; keeps the axis.
+    Slice { start: Option<ExprId>, end: Option<ExprId>, step: Option<ExprId> },
+    /// `...`: the axes no other entry names.
+    Ellipsis,
+    /// `none`: a new axis of extent 1.
+    NewAxis,
+}
+
+impl IndexEntry {
+    /// The expressions of the entry, in evaluation order.
+    pub fn exprs(&self) -> impl Iterator<Item = ExprId> {
+        let parts = match *self {
+            IndexEntry::At(index) => [Some(index), None, None],
+            IndexEntry::Slice { start, end, step } => [start, end, step],
+            IndexEntry::Ellipsis | IndexEntry::NewAxis => [None, None, None],
+        };
+        parts.into_iter().flatten()
+    }
+}
+
 impl Body {
     /// The children of an expression, in evaluation order.
     pub fn expr_children(&self, expr: ExprId) -> Vec<ExprId> {
@@ -411,9 +433,8 @@ impl Body {
                 std::iter::once(*callee).chain(args.iter().copied()).collect()
             }
             Expr::Transform { func, wrt, .. } => std::iter::once(*func).chain(*wrt).collect(),
-            Expr::Index { base, index } => vec![*base, *index],
-            Expr::Slice { base, start, end } => {
-                std::iter::once(*base).chain(*start).chain(*end).collect()
+            Expr::Index { base, entries } => {
+                std::iter::once(*base).chain(entries.iter().flat_map(IndexEntry::exprs)).collect()
             }
             Expr::Unary { operand, .. } | Expr::Cast { operand, .. } => vec![*operand],
             Expr::IncDec { target, .. } => vec![*target],

@@ -76,9 +76,9 @@ use syntax::{TextRange, TextSize};
 pub use crate::{
     body::{
         ArithOp, BinaryOp, Body, BodySourceMap, CmpOp, Expr, ExprId, HirSpan, IfBranch,
-        IndexAssignOp, IndexFactor, IndexLabel, IndexOperand, IndexStmt, Literal, Local, LocalId,
-        LocalKind, LogicOp, Qualifier, RejectedOp, RelSpan, RuntimeSize, ScopeEnd, Stmt, StmtId,
-        TransformOp, TypeRef, UnaryOp,
+        IndexAssignOp, IndexEntry, IndexFactor, IndexLabel, IndexOperand, IndexStmt, Literal,
+        Local, LocalId, LocalKind, LogicOp, Qualifier, RejectedOp, RelSpan, RuntimeSize, ScopeEnd,
+        Stmt, StmtId, TransformOp, TypeRef, UnaryOp,
         lower::{ParamSig, Signature},
     },
     builtins::{BUILTINS, Builtin, BuiltinInfo, Rule},

@@ -437,7 +437,7 @@ impl LintCtx<'_> {
                 Resolution::Local(local) => Some(local),
                 _ => None,
             },
-            Expr::Index { base, .. } | Expr::Slice { base, .. } => self.write_root(*base),
+            Expr::Index { base, .. } => self.write_root(*base),
             _ => None,
         }
     }
@@ -487,9 +487,7 @@ impl LintCtx<'_> {
                         written_only.insert(*target);
                     }
                     let mut base = *target;
-                    while let Expr::Index { base: inner, .. } | Expr::Slice { base: inner, .. } =
-                        self.body.exprs[base]
-                    {
+                    while let Expr::Index { base: inner, .. } = self.body.exprs[base] {
                         base = inner;
                     }
                     written_only.insert(base);

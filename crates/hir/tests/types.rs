@@ -167,3 +167,40 @@ function float halves(Tensor x[n]) {
 "#,
     );
 }
+
+#[test]
+fn indexing_gives_static_shapes_on_every_axis() {
+    check_types(
+        r#"
+function float views(Tensor a[n][m], Tensor x[3][4][5]) {
+    Tensor c = a[:, 0];
+    //         ^^^^^^^ Tensor[n]
+    Tensor r = a[::-1, 1:];
+    //         ^^^^^^^^^^^ Tensor[n][m - 1]
+    Tensor l = a[-2:];
+    //         ^^^^^^ Tensor[2][m]
+    Tensor k = a[1:-1];
+    //         ^^^^^^^ Tensor[n - 2][m]
+    Tensor s = a[::2];
+    //         ^^^^^^ Tensor[?][m]
+    Tensor e = x[..., 0];
+    //         ^^^^^^^^^ Tensor[3][4]
+    Tensor f = x[1, ..., none];
+    //         ^^^^^^^^^^^^^^^ Tensor[4][5][1]
+    Tensor g = x[none, :, 2:0:-1, ::2];
+    //         ^^^^^^^^^^^^^^^^^^^^^^^ Tensor[1][3][2][3]
+    float h = x[-1, 0, 4];
+    //        ^^^^^^^^^^^ float
+    Tensor i = x[1][2:][0];
+    //         ^^^^^^^^^^^ Tensor[5]
+    Tensor j = a[m:];
+    //         ^^^^^ Tensor[n - m][m]
+    // `n - 1` could be negative, and a negative bound counts from the end: checked at run time.
+    Tensor o = a[n - 1:];
+    //         ^^^^^^^^^ Tensor[?][m]
+    return sum(c) + sum(r) + sum(l) + sum(k) + sum(s) + sum(e) + sum(f) + sum(g) + h + sum(i)
+        + sum(j) + sum(o);
+}
+"#,
+    );
+}

@@ -168,6 +168,26 @@ mod tests {
     }
 
     #[test]
+    fn shape_of_an_indexed_expression() {
+        check(
+            "function float f(Tensor x[n][m][4]) {\n    return sum(x[1:, .$0.., none, ::-2]);\n}\n",
+            expect![[r#"
+                x[1:, ..., none, ::-2]
+                ```nabla
+                Tensor[n - 1][m][1][2]
+                ```"#]],
+        );
+        check(
+            "Tensor x[3][4];\nprint(x[-1,$0 ::2]);\n",
+            expect![[r#"
+                x[-1, ::2]
+                ```nabla
+                Tensor[2]
+                ```"#]],
+        );
+    }
+
+    #[test]
     fn expression_shape() {
         check(
             "Tensor a[2][3];\nTensor b[3][4];\nprint(a @$0 b);\n",

@@ -243,38 +243,71 @@ impl CallExpr {
     }
 }
 
+/// One entry of `a[...]`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum IndexEntry {
+    At(Expr),
+    Slice(Slice),
+    Ellipsis(Ellipsis),
+    NewAxis(NewAxis),
+}
+
+impl IndexEntry {
+    pub fn syntax(&self) -> &SyntaxNode {
+        match self {
+            IndexEntry::At(expr) => expr.syntax(),
+            IndexEntry::Slice(slice) => slice.syntax(),
+            IndexEntry::Ellipsis(ellipsis) => ellipsis.syntax(),
+            IndexEntry::NewAxis(new_axis) => new_axis.syntax(),
+        }
+    }
+}
+
 impl IndexExpr {
     pub fn base(&self) -> Option<Expr> {
         nth_expr(self.syntax(), 0)
     }
 
-    /// The index of `a[i]`; `None` for a slice.
-    pub fn index(&self) -> Option<Expr> {
-        nth_expr(self.syntax(), 1)
+    /// The entries inside the brackets, in order.
+    pub fn entries(&self) -> impl Iterator<Item = IndexEntry> {
+        self.syntax().children().skip(1).filter_map(|node| match node.kind() {
+            SyntaxKind::SLICE => Slice::cast(node).map(IndexEntry::Slice),
+            SyntaxKind::ELLIPSIS => Ellipsis::cast(node).map(IndexEntry::Ellipsis),
+            SyntaxKind::NEW_AXIS => NewAxis::cast(node).map(IndexEntry::NewAxis),
+            _ => Expr::cast(node).map(IndexEntry::At),
+        })
     }
 }
 
 impl Slice {
-    fn colon_offset(&self) -> Option<rowan::TextSize> {
-        self.colon_token().map(|colon| colon.text_range().start())
+    /// The parts around the colons: before the first, between them, after the second.
+    fn part(&self, n: usize) -> Option<Expr> {
+        let mut colons = 0;
+        for element in self.syntax().children_with_tokens() {
+            match element {
+                rowan::NodeOrToken::Token(token) if token.kind() == SyntaxKind::COLON => {
+                    colons += 1;
+                }
+                rowan::NodeOrToken::Node(node) if colons == n => return Expr::cast(node),
+                _ => {}
+            }
+        }
+        None
     }
 
     /// The bound before the colon: `i` in `a[i:j]`.
     pub fn start(&self) -> Option<Expr> {
-        let colon = self.colon_offset()?;
-        self.syntax()
-            .children()
-            .filter_map(Expr::cast)
-            .find(|e| e.syntax().text_range().end() <= colon)
+        self.part(0)
     }
 
     /// The bound after the colon: `j` in `a[i:j]`.
     pub fn end(&self) -> Option<Expr> {
-        let colon = self.colon_offset()?;
-        self.syntax()
-            .children()
-            .filter_map(Expr::cast)
-            .find(|e| e.syntax().text_range().start() > colon)
+        self.part(1)
+    }
+
+    /// The step after the second colon: `s` in `a[i:j:s]`.
+    pub fn step(&self) -> Option<Expr> {
+        self.part(2)
     }
 }
 

@@ -27,8 +27,6 @@ pub(crate) enum FixPlan {
     CastCall,
     /// `print x;` (the token starts the first argument) becomes `print(x);`.
     CallParens,
-    /// `t[i, j]` (the token is the `,`) becomes `t[i][j]`.
-    IndexComma,
     /// `let x = 1.5;` (the token is `let`) becomes `float x = 1.5;` when the initializer is a
     /// literal that says its type.
     DeclareType,
@@ -130,11 +128,6 @@ fn fix(token: &SyntaxToken, plan: &FixPlan) -> Option<SyntaxFix> {
                     (TextRange::empty(args.text_range().end()), ")".to_owned()),
                 ],
             })
-        }
-        FixPlan::IndexComma => {
-            let next = next_significant(token)?;
-            let gap = TextRange::new(range.start(), next.text_range().start());
-            Some(one_edit("index one axis per bracket: `[i][j]`".to_owned(), gap, "][".to_owned()))
         }
         FixPlan::DeclareType => {
             let decl = token.parent_ancestors().find(|node| node.kind() == VAR_DECL)?;

@@ -261,6 +261,7 @@ impl Lexer<'_> {
     fn punct(&mut self) -> Option<SyntaxKind> {
         let (kind, len) = match (self.peek(0), self.peek(1), self.peek(2)) {
             (b'<', b'<', b'=') => (SHLEQ, 3),
+            (b'.', b'.', b'.') => (DOT3, 3),
             (b'>', b'>', b'=') => (SHREQ, 3),
             (b'+', b'+', _) => (PLUS2, 2),
             (b'-', b'-', _) => (MINUS2, 2),

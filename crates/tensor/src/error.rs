@@ -54,10 +54,15 @@ pub enum TensorError {
     Rank { op: &'static str, expected: &'static str, shape: Vec<usize> },
     /// A linear-algebra operation that needs a square matrix got a rectangular one.
     NotSquare { op: &'static str, shape: Vec<usize> },
-    /// An integer index outside `0..extent`.
+    /// An integer index outside `-extent..extent`.
     IndexOutOfRange { axis: usize, index: i64, extent: usize },
-    /// A slice whose bounds do not satisfy `0 <= start <= end <= extent`.
-    SliceOutOfRange { axis: usize, start: i64, end: i64, extent: usize },
+    /// A slice with a bound outside `-extent..=extent` or a start past its end (in the direction
+    /// of its step).
+    SliceOutOfRange { axis: usize, start: Option<i64>, end: Option<i64>, step: i64, extent: usize },
+    /// A slice whose step is zero.
+    ZeroStep { axis: usize },
+    /// More than one `...` in a bracket.
+    Ellipses { count: usize },
     /// More indices than the tensor has axes.
     TooManyIndices { count: usize, rank: usize },
     /// An axis argument outside `-rank..rank`.
@@ -142,13 +147,39 @@ impl fmt::Display for TensorError {
                 write!(f, "{op} needs a square matrix, got {}", ShapeText(shape))
             }
             TensorError::IndexOutOfRange { axis, index, extent } => {
-                write!(f, "index {index} is out of range for axis {axis} with extent {extent}")
+                write!(f, "index {index} is out of range for axis {axis} with extent {extent}")?;
+                match *extent {
+                    0 => Ok(()),
+                    n => write!(f, " (valid: -{n} to {})", n - 1),
+                }
             }
-            TensorError::SliceOutOfRange { axis, start, end, extent } => write!(
-                f,
-                "slice {start}:{end} is out of range for axis {axis} with extent {extent} \
-                 (bounds must satisfy 0 <= start <= end <= {extent})"
-            ),
+            TensorError::SliceOutOfRange { axis, start, end, step, extent } => {
+                let bound = |b: &Option<i64>| b.map(|b| b.to_string()).unwrap_or_default();
+                let (start, end) = (bound(start), bound(end));
+                let step_text = if *step == 1 { String::new() } else { format!(":{step}") };
+                write!(
+                    f,
+                    "slice {start}:{end}{step_text} is out of range for axis {axis} with extent \
+                     {extent} "
+                )?;
+                match *step > 0 {
+                    true => write!(
+                        f,
+                        "(bounds must lie in -{extent}..={extent}, the start not after the end)"
+                    ),
+                    false => write!(
+                        f,
+                        "(with a negative step the start must lie in -{extent}..{extent} and \
+                         not before the end)"
+                    ),
+                }
+            }
+            TensorError::ZeroStep { axis } => {
+                write!(f, "the step of a slice of axis {axis} is zero")
+            }
+            TensorError::Ellipses { count } => {
+                write!(f, "{count} `...` in one bracket: at most one may stand for the other axes")
+            }
             TensorError::TooManyIndices { count, rank } => {
                 write!(f, "{count} indices for a tensor of rank {rank}")
             }
@@ -335,7 +366,7 @@ mod tests {
         );
         assert_eq!(
             message(TensorError::IndexOutOfRange { axis: 1, index: 5, extent: 3 }),
-            "index 5 is out of range for axis 1 with extent 3"
+            "index 5 is out of range for axis 1 with extent 3 (valid: -3 to 2)"
         );
         assert_eq!(
             message(TensorError::Reshape { from: vec![2, 3], to: vec![4] }),

@@ -58,7 +58,7 @@ pub use self::format::{
     format_tensor_with,
 };
 pub use self::gather::{Gather, PadMode, Windows};
-pub use self::index::{Index, add_at, get, indexed_shape, set};
+pub use self::index::{Index, Resolver, Subscript, add_at, get, indexed_shape, resolve, set};
 pub use self::io::{load_csv, load_npy, parse_csv, save_npy};
 pub use self::labels::{label_positions, one_hot};
 pub use self::linalg::{

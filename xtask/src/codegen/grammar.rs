@@ -16,6 +16,7 @@ pub const PUNCT: &[(&str, &str)] = &[
     ("{", "L_CURLY"),
     ("}", "R_CURLY"),
     (",", "COMMA"),
+    ("...", "DOT3"),
     (";", "SEMICOLON"),
     (":", "COLON"),
     ("?", "QUESTION"),
@@ -60,6 +61,7 @@ pub const PUNCT: &[(&str, &str)] = &[
 pub const KEYWORDS: &[&str] = &[
     "char", "int", "float", "bool", "Bool", "Tensor", "void", "var", "cns", "if", "elif", "else",
     "loop", "break", "continue", "return", "function", "sizeof", "true", "false", "test", "import",
+    "none",
 ];
 
 /// Literal tokens: the name the ungrammar uses and the kind name.

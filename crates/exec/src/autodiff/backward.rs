@@ -373,10 +373,12 @@ fn is_tensor_of(kind: &Kind, shape: &[usize]) -> bool {
     matches!(kind, Kind::Tensor(own) if **own == *shape)
 }
 
-/// An index list that selects `range` along `axis` and everything along the axes before it.
-fn slice_along(axis: usize, start: usize, end: Option<usize>) -> Vec<Index> {
-    let mut index = vec![Index::Slice(None, None); axis];
-    index.push(Index::Slice(Some(start as i64), end.map(|end| end as i64)));
+/// An index list that selects `start..end` (`end` defaulting to the extent) along `axis` of a
+/// tensor of `shape` and everything along the axes before it.
+fn slice_along(shape: &[usize], axis: usize, start: usize, end: Option<usize>) -> Vec<Index> {
+    let mut index: Vec<Index> = shape.iter().take(axis).map(|&n| Index::full(n)).collect();
+    let extent = shape.get(axis).copied().unwrap_or(0);
+    index.push(Index::range(start, end.unwrap_or(extent)));
     index
 }
 
@@ -493,16 +495,16 @@ fn pullback_value(t: &mut Tape, op: &Op, g: Value, adjoints: &mut Adjoints) -> R
         Op::Concat { lhs, rhs, axis, split } => {
             let (axis, split) = (*axis as usize, *split as usize);
             accumulate_arg(t, adjoints, *lhs, |t| {
-                ops::get(t, g.clone(), &slice_along(axis, 0, Some(split)))
+                ops::get(t, g.clone(), &slice_along(g.shape(), axis, 0, Some(split)))
             })?;
             accumulate_arg(t, adjoints, *rhs, |t| {
-                ops::get(t, g.clone(), &slice_along(axis, split, None))
+                ops::get(t, g.clone(), &slice_along(g.shape(), axis, split, None))
             })
         }
         Op::Stack { items, kinds } => {
             for (position, (&item, kind)) in items.iter().zip(kinds.iter()).enumerate() {
                 accumulate_arg(t, adjoints, item, |t| {
-                    let part = ops::get(t, g.clone(), &[Index::At(position as i64)])?;
+                    let part = ops::get(t, g.clone(), &[Index::At(position)])?;
                     reshape_to_kind(t, part, kind)
                 })?;
             }
@@ -1205,8 +1207,9 @@ fn minor(t: &mut Tape, x: &Value, i: usize, j: usize, n: usize) -> Result<Value,
 
 /// `x` without entry `skip` along `axis` (of extent `n`).
 fn without(t: &mut Tape, x: Value, axis: usize, skip: usize, n: usize) -> Result<Value, AdError> {
-    let before = ops::get(t, x.clone(), &slice_along(axis, 0, Some(skip)))?;
-    let after = ops::get(t, x, &slice_along(axis, skip + 1, Some(n)))?;
+    let before = ops::get(t, x.clone(), &slice_along(x.shape(), axis, 0, Some(skip)))?;
+    let after_index = slice_along(x.shape(), axis, skip + 1, Some(n));
+    let after = ops::get(t, x, &after_index)?;
     ops::concat(t, before, after, axis as i64)
 }
 

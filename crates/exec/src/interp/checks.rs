@@ -9,7 +9,7 @@ use crate::code::{
 };
 use crate::error::RuntimeError;
 use crate::value::Value;
-use tensor::{Index, ShapeText, Tensor, TensorError};
+use tensor::{Index, Resolver, ShapeText, Subscript, Tensor};
 
 use super::{Machine, int_of};
 
@@ -267,84 +267,34 @@ impl Machine<'_, '_> {
         }
     }
 
-    /// The indices of a chain of `[...]` on a tensor of `shape`, composed so that each entry
-    /// applies to the first axis of what the previous ones selected: an entry after a slice
-    /// indexes within the slice.
+    /// The index a chain of brackets selects in a tensor of `shape`, composed so that each
+    /// bracket applies to what the previous ones selected (`tensor::Resolver`).
     pub(super) fn index(
         &self,
         base: usize,
         shape: &[usize],
-        entries: &[IndexEntry],
+        chain: &[Box<[IndexEntry]>],
     ) -> Result<Vec<Index>, RuntimeError> {
-        let mut out: Vec<Index> = Vec::with_capacity(entries.len());
-        for entry in entries {
-            let axis = out.len().saturating_sub(1);
-            if let Some(&Index::Slice(Some(start), Some(end))) = out.last() {
-                // Index within the slice that is the view's first axis.
-                let extent = (end - start) as usize;
-                let composed = match *entry {
-                    IndexEntry::At(i) => {
-                        let i = self.int_at(base, i)?;
-                        if i < 0 || i >= end - start {
-                            return Err(
-                                TensorError::IndexOutOfRange { axis, index: i, extent }.into()
-                            );
-                        }
-                        Index::At(start + i)
-                    }
-                    IndexEntry::Slice(lo, hi) => {
-                        let lo = lo.map(|o| self.int_at(base, o)).transpose()?.unwrap_or(0);
-                        let hi =
-                            hi.map(|o| self.int_at(base, o)).transpose()?.unwrap_or(end - start);
-                        if lo < 0 || lo > hi || hi > end - start {
-                            return Err(TensorError::SliceOutOfRange {
-                                axis,
-                                start: lo,
-                                end: hi,
-                                extent,
-                            }
-                            .into());
-                        }
-                        Index::Slice(Some(start + lo), Some(start + hi))
-                    }
-                };
-                if let Some(last) = out.last_mut() {
-                    *last = composed;
-                }
-                continue;
+        let mut resolver = Resolver::new(shape);
+        let mut bracket = Vec::new();
+        for entries in chain {
+            bracket.clear();
+            for entry in entries.iter() {
+                let bound = |o: Option<Operand>| o.map(|o| self.int_at(base, o)).transpose();
+                bracket.push(match *entry {
+                    IndexEntry::At(i) => Subscript::At(self.int_at(base, i)?),
+                    IndexEntry::Slice { start, end, step } => Subscript::Slice {
+                        start: bound(start)?,
+                        end: bound(end)?,
+                        step: bound(step)?,
+                    },
+                    IndexEntry::Ellipsis => Subscript::Ellipsis,
+                    IndexEntry::NewAxis => Subscript::NewAxis,
+                });
             }
-            let axis = out.len();
-            let Some(&extent) = shape.get(axis) else {
-                return Err(
-                    TensorError::TooManyIndices { count: axis + 1, rank: shape.len() }.into()
-                );
-            };
-            let signed_extent = extent as i64;
-            out.push(match *entry {
-                IndexEntry::At(i) => {
-                    let i = self.int_at(base, i)?;
-                    if i < 0 || i >= signed_extent {
-                        return Err(TensorError::IndexOutOfRange { axis, index: i, extent }.into());
-                    }
-                    Index::At(i)
-                }
-                IndexEntry::Slice(lo, hi) => {
-                    let lo = lo.map(|o| self.int_at(base, o)).transpose()?.unwrap_or(0);
-                    let hi = hi.map(|o| self.int_at(base, o)).transpose()?.unwrap_or(signed_extent);
-                    if lo < 0 || lo > hi || hi > signed_extent {
-                        return Err(TensorError::SliceOutOfRange {
-                            axis,
-                            start: lo,
-                            end: hi,
-                            extent,
-                        }
-                        .into());
-                    }
-                    Index::Slice(Some(lo), Some(hi))
-                }
-            });
+            resolver.apply(&bracket)?;
         }
-        Ok(out)
+        Ok(resolver.finish())
     }
 
     /// The value of a declaration without an initializer.

@@ -9,8 +9,8 @@ use hir::{
 
 use super::{Dest, Pending, Place, Result, UnitLowerer, shape_proven};
 use crate::code::{
-    BuiltinCall, Callable, CastKind, CheckContext, Cmp, DimSpec, IndexEntry, Instr, IntOp, NO_SLOT,
-    Operand, ShapeCheck, Slot,
+    BuiltinCall, Callable, CastKind, CheckContext, Cmp, DimSpec, IndexChain, IndexEntry, Instr,
+    IntOp, NO_SLOT, Operand, ShapeCheck, Slot,
 };
 use crate::value::Value;
 use tensor::{BinaryOp, Tensor, UnaryOp};
@@ -170,7 +170,7 @@ impl UnitLowerer<'_, '_> {
                 let operand = self.call(expr, Some(dest))?;
                 Ok(operand)
             }
-            Expr::Index { .. } | Expr::Slice { .. } => {
+            Expr::Index { .. } => {
                 let (root, entries) = self.index_chain(expr)?;
                 let base = self.expr(root, Dest::Any)?;
                 let entries = self.index_entries(&entries)?;
@@ -557,40 +557,37 @@ impl UnitLowerer<'_, '_> {
 
     // ----- indexing -----
 
-    /// The root of a chain of `[...]` and the entries applied to it, outermost last.
-    fn index_chain(&self, expr: ExprId) -> Result<(ExprId, Vec<ChainEntry>)> {
-        let mut entries = Vec::new();
+    /// The root of a chain of `[...]` and the brackets applied to it, outermost last.
+    fn index_chain(&self, expr: ExprId) -> Result<(ExprId, Vec<Vec<hir::IndexEntry>>)> {
+        let mut brackets = Vec::new();
         let mut current = expr;
-        loop {
-            match &self.body.exprs[current] {
-                Expr::Index { base, index } => {
-                    entries.push(ChainEntry::At(*index));
-                    current = *base;
-                }
-                Expr::Slice { base, start, end } => {
-                    entries.push(ChainEntry::Slice(*start, *end));
-                    current = *base;
-                }
-                _ => break,
-            }
+        while let Expr::Index { base, entries } = &self.body.exprs[current] {
+            brackets.push(entries.clone());
+            current = *base;
         }
-        entries.reverse();
-        Ok((current, entries))
+        brackets.reverse();
+        Ok((current, brackets))
     }
 
-    fn index_entries(&mut self, entries: &[ChainEntry]) -> Result<Box<[IndexEntry]>> {
-        let mut out = Vec::with_capacity(entries.len());
-        for entry in entries {
-            out.push(match *entry {
-                ChainEntry::At(index) => IndexEntry::At(self.int_operand(index)?),
-                ChainEntry::Slice(start, end) => {
-                    let start = start.map(|e| self.int_operand(e)).transpose()?;
-                    let end = end.map(|e| self.int_operand(e)).transpose()?;
-                    IndexEntry::Slice(start, end)
-                }
-            });
+    fn index_entries(&mut self, brackets: &[Vec<hir::IndexEntry>]) -> Result<IndexChain> {
+        let mut chain = Vec::with_capacity(brackets.len());
+        for bracket in brackets {
+            let mut out = Vec::with_capacity(bracket.len());
+            for entry in bracket {
+                out.push(match *entry {
+                    hir::IndexEntry::At(index) => IndexEntry::At(self.int_operand(index)?),
+                    hir::IndexEntry::Slice { start, end, step } => IndexEntry::Slice {
+                        start: start.map(|e| self.int_operand(e)).transpose()?,
+                        end: end.map(|e| self.int_operand(e)).transpose()?,
+                        step: step.map(|e| self.int_operand(e)).transpose()?,
+                    },
+                    hir::IndexEntry::Ellipsis => IndexEntry::Ellipsis,
+                    hir::IndexEntry::NewAxis => IndexEntry::NewAxis,
+                });
+            }
+            chain.push(out.into_boxed_slice());
         }
-        Ok(out.into_boxed_slice())
+        Ok(chain.into_boxed_slice())
     }
 
     /// An index or bound, read by copy (indices are integers, so nothing is worth taking).
@@ -730,7 +727,7 @@ impl UnitLowerer<'_, '_> {
                 self.check_assigned(local, slot, &target_ty, &result_ty, span)?;
                 Ok(Operand::copy(slot))
             }
-            Expr::Index { .. } | Expr::Slice { .. } => {
+            Expr::Index { .. } => {
                 let element_ty = self.ty(target);
                 let operand = match (&element_ty, op) {
                     (Ty::Float, None) => self.value_as(value, &Ty::Float, Dest::Any, None)?,
@@ -903,7 +900,7 @@ impl UnitLowerer<'_, '_> {
                     }
                 })
             }
-            Expr::Index { .. } | Expr::Slice { .. } => {
+            Expr::Index { .. } => {
                 let (root, entries) = self.index_chain(target)?;
                 let slot = self.root_slot(root, span)?;
                 let entries = self.index_entries(&entries)?;
@@ -1136,13 +1133,6 @@ impl UnitLowerer<'_, '_> {
             _ => out.push(expr),
         }
     }
-}
-
-/// One `[...]` of an index chain.
-#[derive(Clone, Copy)]
-enum ChainEntry {
-    At(ExprId),
-    Slice(Option<ExprId>, Option<ExprId>),
 }
 
 /// The type of `target op= value`.

@@ -443,7 +443,7 @@ struct UnitLowerer<'a, 'db> {
     constants: Vec<Value>,
     checks: Vec<ShapeCheck>,
     args: Vec<Operand>,
-    indices: Vec<Box<[crate::code::IndexEntry]>>,
+    indices: Vec<crate::code::IndexChain>,
     loops: Vec<LoopLabels>,
     function_name: String,
     /// Set while lowering a statement in which a nested assignment or `++` could change a
@@ -506,7 +506,7 @@ impl<'db> UnitLowerer<'_, 'db> {
         crate::code::ArgRange { start, len: operands.len() as u32 }
     }
 
-    fn index_list(&mut self, entries: Box<[crate::code::IndexEntry]>) -> u32 {
+    fn index_list(&mut self, entries: crate::code::IndexChain) -> u32 {
         self.indices.push(entries);
         (self.indices.len() - 1) as u32
     }

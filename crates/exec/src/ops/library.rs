@@ -261,8 +261,9 @@ pub fn cross(t: &mut Tape, a: Value, b: Value) -> Result<Value, AdError> {
     let a = ops::broadcast_to(t, a, &shape)?;
     let b = ops::broadcast_to(t, b, &shape)?;
     let rank = shape.len();
-    let component = |t: &mut Tape, v: &Value, i: i64| {
-        let mut index = vec![tensor::Index::Slice(None, None); rank - 1];
+    let component = |t: &mut Tape, v: &Value, i: usize| {
+        let mut index: Vec<tensor::Index> =
+            shape[..rank - 1].iter().map(|&n| tensor::Index::full(n)).collect();
         index.push(tensor::Index::At(i));
         ops::get(t, v.clone(), &index)
     };

@@ -1019,17 +1019,20 @@ impl<'db> Lowerer<'db> {
             ast::Expr::CallExpr(call) => return self.lower_call(call, span),
             ast::Expr::IndexExpr(index) => {
                 let base = self.lower_opt_expr(index.base(), node);
-                match index.slice() {
-                    Some(slice) => {
-                        let start = slice.start().map(|e| self.lower_expr(&e));
-                        let end = slice.end().map(|e| self.lower_expr(&e));
-                        Expr::Slice { base, start, end }
-                    }
-                    None => {
-                        let index = self.lower_opt_expr(index.index(), node);
-                        Expr::Index { base, index }
-                    }
-                }
+                let entries = index
+                    .entries()
+                    .map(|entry| match entry {
+                        ast::IndexEntry::At(expr) => IndexEntry::At(self.lower_expr(&expr)),
+                        ast::IndexEntry::Slice(slice) => IndexEntry::Slice {
+                            start: slice.start().map(|e| self.lower_expr(&e)),
+                            end: slice.end().map(|e| self.lower_expr(&e)),
+                            step: slice.step().map(|e| self.lower_expr(&e)),
+                        },
+                        ast::IndexEntry::Ellipsis(_) => IndexEntry::Ellipsis,
+                        ast::IndexEntry::NewAxis(_) => IndexEntry::NewAxis,
+                    })
+                    .collect();
+                Expr::Index { base, entries }
             }
             ast::Expr::PrefixExpr(prefix) => {
                 let operand = self.lower_opt_expr(prefix.expr(), node);

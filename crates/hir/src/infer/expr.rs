@@ -7,8 +7,8 @@ use syntax::{SyntaxNode, TextRange, TextSize};
 use super::{InferCtx, Resolution, Target, ty_of_ref};
 use crate::{
     body::{
-        ArithOp, BinaryOp, CmpOp, Expr, ExprId, HirSpan, Literal, LocalKind, Qualifier, RejectedOp,
-        RelSpan, TypeRef, UnaryOp, body_query,
+        ArithOp, BinaryOp, CmpOp, Expr, ExprId, HirSpan, IndexEntry, Literal, LocalKind, Qualifier,
+        RejectedOp, RelSpan, TypeRef, UnaryOp, body_query,
     },
     db::def_source,
     diagnostics::{Code, HirFix, a},
@@ -76,8 +76,7 @@ impl InferCtx<'_> {
                 .help("derivatives of functions can only be called or passed to another transform");
                 Ty::Error
             }
-            Expr::Index { base, index } => self.infer_index(expr, *base, *index),
-            Expr::Slice { base, start, end } => self.infer_slice(*base, *start, *end),
+            Expr::Index { base, entries } => self.infer_index(expr, *base, &entries.clone()),
             Expr::Unary { op, operand } => self.infer_unary(expr, *op, *operand),
             Expr::IncDec { target, increment, .. } => {
                 let (target, increment) = (*target, *increment);
@@ -257,63 +256,250 @@ impl InferCtx<'_> {
         }
     }
 
-    fn infer_index(&mut self, expr: ExprId, base: ExprId, index: ExprId) -> Ty {
+    /// `base[entries]` as NumPy's basic indexing: an integer drops its axis, a slice keeps it
+    /// (with a static extent when its bounds and step are constants or size expressions), `...`
+    /// stands for the axes no entry names and `none` inserts an axis of extent 1.
+    fn infer_index(&mut self, expr: ExprId, base: ExprId, entries: &[IndexEntry]) -> Ty {
         let base_ty = self.infer_expr(base);
-        let index_ty = self.infer_expr(index);
-        self.check_index_type(index, &index_ty);
-        match base_ty {
-            Ty::Error => Ty::Error,
-            Ty::Tensor(Shape::Unranked) => Ty::unranked(),
-            Ty::Tensor(Shape::Ranked(dims)) => {
-                let Some(first) = dims.first() else {
-                    let span = self.expr_span(expr);
-                    let base_text = self.describe(base);
-                    self.report(
-                        Code::RankMismatch,
-                        span,
-                        format!("too many indices: {base_text} has no axis left to index (it is Tensor[])"),
-                    );
-                    return Ty::Error;
-                };
-                if let (Dim::Known(extent), Some(value)) = (first, self.const_int(index))
-                    && (value < 0 || value >= *extent)
-                {
-                    let span = self.expr_span(index);
-                    let base_text = self.describe(base);
-                    self.report(
-                        Code::IndexOutOfRange,
-                        span,
-                        format!("index {value} is out of range for {base_text}, whose first axis has extent {extent}"),
-                    )
-                    .help(format!("valid indices are 0 to {}", extent - 1));
-                }
-                if dims.len() == 1 { Ty::Float } else { Ty::tensor(dims[1..].to_vec()) }
-            }
-            other => {
-                if !self.check_value(base, &other) {
-                    return Ty::Error;
-                }
-                let base_text = self.describe(base);
-                if let Expr::Index { base: inner, .. } = self.body.exprs[base] {
-                    let span = self.expr_span(expr);
-                    let root = self.describe(inner);
-                    self.report(
-                        Code::RankMismatch,
-                        span,
-                        format!("too many indices: {base_text} is already {}, so it cannot be indexed again", a(&other)),
-                    )
-                    .help(format!("index {root} once per axis"));
-                    return Ty::Error;
-                }
-                let span = self.expr_span(base);
-                self.report(
-                    Code::IndexScalar,
-                    span,
-                    format!("cannot index {base_text}: it is {other}, not a tensor"),
-                );
-                Ty::Error
+        for entry in entries {
+            for part in entry.exprs() {
+                let ty = self.infer_expr(part);
+                self.check_index_type(part, &ty);
             }
         }
+        let dims = match base_ty {
+            Ty::Error => return Ty::Error,
+            Ty::Tensor(Shape::Unranked) => return Ty::unranked(),
+            Ty::Tensor(Shape::Ranked(dims)) => dims,
+            other => return self.index_non_tensor(expr, base, other),
+        };
+        let ellipses = entries.iter().filter(|e| matches!(e, IndexEntry::Ellipsis)).count();
+        if ellipses > 1 {
+            let span = self.expr_span(expr);
+            self.report(
+                Code::RankMismatch,
+                span,
+                format!("{ellipses} `...` in one index: at most one may stand for the other axes"),
+            );
+            return Ty::Error;
+        }
+        let named = entries
+            .iter()
+            .filter(|e| matches!(e, IndexEntry::At(_) | IndexEntry::Slice { .. }))
+            .count();
+        if named > dims.len() {
+            let span = self.expr_span(expr);
+            let base_text = self.describe(base);
+            let base_ty = Ty::tensor(dims.clone());
+            let message = match dims.len() {
+                0 => format!(
+                    "too many indices: {base_text} has no axis left to index (it is {base_ty})"
+                ),
+                rank => format!(
+                    "too many indices: {base_text} is {base_ty}, with {rank} {}, but the index \
+                     names {named}",
+                    if rank == 1 { "axis" } else { "axes" }
+                ),
+            };
+            self.report(Code::RankMismatch, span, message);
+            return Ty::Error;
+        }
+        let mut out = Vec::with_capacity(dims.len() + entries.len());
+        let mut axes = dims.iter();
+        let mut dropped = false;
+        for entry in entries {
+            match *entry {
+                IndexEntry::NewAxis => out.push(Dim::Known(1)),
+                IndexEntry::Ellipsis => out.extend(axes.by_ref().take(dims.len() - named).cloned()),
+                IndexEntry::At(index) => {
+                    let Some(extent) = axes.next() else { return Ty::Error };
+                    dropped = true;
+                    if let (Dim::Known(n), Some(value)) = (extent, self.const_int(index))
+                        && (value < -n || value >= *n)
+                    {
+                        let span = self.expr_span(index);
+                        let base_text = self.describe(base);
+                        let axis = dims.len() - axes.len() - 1;
+                        let diagnostic = self.report(
+                            Code::IndexOutOfRange,
+                            span,
+                            format!(
+                                "index {value} is out of range for axis {axis} of {base_text}, \
+                                 whose extent is {n}"
+                            ),
+                        );
+                        if *n > 0 {
+                            diagnostic.help(format!(
+                                "valid indices are -{n} to {} (negative ones count from the end)",
+                                n - 1
+                            ));
+                        }
+                    }
+                }
+                IndexEntry::Slice { start, end, step } => {
+                    let Some(extent) = axes.next() else { return Ty::Error };
+                    match self.slice_extent(extent, start, end, step) {
+                        Ok(dim) => out.push(dim),
+                        Err(message) => {
+                            let part = start.or(end).or(step).unwrap_or(expr);
+                            let span = self.expr_span(part);
+                            self.report(Code::IndexOutOfRange, span, message);
+                            return Ty::Error;
+                        }
+                    }
+                }
+            }
+        }
+        out.extend(axes.cloned());
+        let new_axes = entries.iter().any(|e| matches!(e, IndexEntry::NewAxis));
+        match out.is_empty() && dropped && !new_axes {
+            true => Ty::Float,
+            false => Ty::tensor(out),
+        }
+    }
+
+    /// The extent of `start:end:step` on an axis of `extent`, with the engine's rules
+    /// (`tensor::index::slice`): bounds in `-extent..=extent`, negative ones counting from the
+    /// end, the start not past the end in the direction of the step. A bound that is neither a
+    /// constant nor a size expression that cannot be negative gives an unknown extent, checked
+    /// when the slice runs; so does a step other than 1 or -1 unless everything is constant.
+    fn slice_extent(
+        &self,
+        extent: &Dim,
+        start: Option<ExprId>,
+        end: Option<ExprId>,
+        step: Option<ExprId>,
+    ) -> Result<Dim, String> {
+        let step = match step {
+            None => 1,
+            Some(step) => match self.const_int(step) {
+                Some(0) => return Err("the step of a slice cannot be zero".to_owned()),
+                Some(value) => value,
+                None => return Ok(Dim::Unknown),
+            },
+        };
+        // `Some(None)` for an omitted bound, `None` for one that is not a constant.
+        let written = |b: Option<ExprId>| match b {
+            None => Some(None),
+            Some(b) => self.const_int(b).map(Some),
+        };
+        // All constant on a known axis: the exact rule.
+        if let (Dim::Known(n), Some(lo), Some(hi)) = (extent, written(start), written(end)) {
+            let n = *n;
+            let text = |b: Option<i64>| b.map(|b| b.to_string()).unwrap_or_default();
+            let step_text = if step == 1 { String::new() } else { format!(":{step}") };
+            let out_of_range = || {
+                format!(
+                    "slice {}:{}{step_text} is out of range for an axis of extent {n}{}",
+                    text(lo),
+                    text(hi),
+                    match step > 0 {
+                        true =>
+                            format!(" (bounds must lie in -{n}..={n}, the start not after the end)"),
+                        false => format!(
+                            " (with a negative step the start must lie in -{n}..{n} and not \
+                             before the end)"
+                        ),
+                    }
+                )
+            };
+            let bound = |b: i64| match b {
+                _ if b < -n || b > n => Err(out_of_range()),
+                _ if b < 0 => Ok(b + n),
+                _ => Ok(b),
+            };
+            let (first, last) = match step > 0 {
+                true => (
+                    lo.map(bound).transpose()?.unwrap_or(0),
+                    hi.map(bound).transpose()?.unwrap_or(n),
+                ),
+                false => (
+                    lo.map(bound).transpose()?.unwrap_or(n - 1),
+                    hi.map(bound).transpose()?.unwrap_or(-1),
+                ),
+            };
+            let count = match step > 0 {
+                true if first <= last => (last - first + step - 1) / step,
+                false if last <= first && first < n => (first - last - step - 1) / -step,
+                _ => return Err(out_of_range()),
+            };
+            return Ok(Dim::Known(count));
+        }
+        // A bound as a position on the axis: a constant (a negative one counts from the end) or
+        // a size expression that is never negative.
+        let position = |b: ExprId| -> Dim {
+            match self.const_int(b) {
+                Some(c) if c < 0 => extent.add(&Dim::Known(c)),
+                Some(c) => Dim::Known(c),
+                None => match self.size_of_int_expr(b) {
+                    Some(size) if size.is_always_valid() => {
+                        Dim::from_expr(size).unwrap_or(Dim::Unknown)
+                    }
+                    _ => Dim::Unknown,
+                },
+            }
+        };
+        let known = |dim: &Dim| !matches!(dim, Dim::Unknown);
+        let dim = match step {
+            1 => {
+                let lo = start.map_or(Dim::Known(0), position);
+                let hi = end.map_or(extent.clone(), position);
+                match known(&lo) && known(&hi) {
+                    true => hi.sub(&lo),
+                    false => Dim::Unknown,
+                }
+            }
+            -1 => {
+                let lo = start.map_or(extent.sub(&Dim::Known(1)), position);
+                match end {
+                    None if known(&lo) => lo.add(&Dim::Known(1)),
+                    Some(hi) => {
+                        let hi = position(hi);
+                        match known(&lo) && known(&hi) {
+                            true => lo.sub(&hi),
+                            false => Dim::Unknown,
+                        }
+                    }
+                    None => Dim::Unknown,
+                }
+            }
+            _ => Dim::Unknown,
+        };
+        // Written from the normal form, so that `n - 1 + 1` reads `n`.
+        Ok(match dim {
+            Dim::Known(n) if n < 0 => Dim::Unknown,
+            Dim::Expr(expr) => Dim::from_expr(expr.normal().to_expr()).unwrap_or(Dim::Unknown),
+            dim => dim,
+        })
+    }
+
+    /// The error of indexing a value that is not a tensor.
+    fn index_non_tensor(&mut self, expr: ExprId, base: ExprId, other: Ty) -> Ty {
+        if !self.check_value(base, &other) {
+            return Ty::Error;
+        }
+        let base_text = self.describe(base);
+        if let Expr::Index { base: inner, .. } = self.body.exprs[base] {
+            let span = self.expr_span(expr);
+            let root = self.describe(inner);
+            self.report(
+                Code::RankMismatch,
+                span,
+                format!(
+                    "too many indices: {base_text} is already {}, so it cannot be indexed again",
+                    a(&other)
+                ),
+            )
+            .help(format!("index {root} once per axis"));
+            return Ty::Error;
+        }
+        let span = self.expr_span(base);
+        self.report(
+            Code::IndexScalar,
+            span,
+            format!("cannot index {base_text}: it is {other}, not a tensor"),
+        );
+        Ty::Error
     }
 
     fn check_index_type(&mut self, index: ExprId, ty: &Ty) {
@@ -333,82 +519,6 @@ impl InferCtx<'_> {
                     diagnostic.help("convert it: `(int)i`");
                     diagnostic.fix_insert("cast to int", span, "(int)");
                 }
-            }
-        }
-    }
-
-    fn infer_slice(&mut self, base: ExprId, start: Option<ExprId>, end: Option<ExprId>) -> Ty {
-        let base_ty = self.infer_expr(base);
-        for bound in [start, end].into_iter().flatten() {
-            let ty = self.infer_expr(bound);
-            self.check_index_type(bound, &ty);
-        }
-        match base_ty {
-            Ty::Error => Ty::Error,
-            Ty::Tensor(Shape::Unranked) => Ty::unranked(),
-            Ty::Tensor(Shape::Ranked(dims)) => {
-                let Some(first) = dims.first().cloned() else {
-                    let span = self.expr_span(base);
-                    self.report(
-                        Code::RankMismatch,
-                        span,
-                        "cannot slice a Tensor[]: it has no axis".to_owned(),
-                    );
-                    return Ty::Error;
-                };
-                let lo = match start {
-                    Some(s) => self.const_int(s),
-                    None => Some(0),
-                };
-                let hi = match (end, &first) {
-                    (Some(e), _) => self.const_int(e),
-                    (None, Dim::Known(n)) => Some(*n),
-                    (None, _) => None,
-                };
-                let extent = match (&first, lo, hi) {
-                    (Dim::Known(n), Some(lo), Some(hi)) => {
-                        if lo < 0 || hi > *n || lo > hi {
-                            let span = self.expr_span(start.or(end).unwrap_or(base));
-                            self.report(
-                                Code::IndexOutOfRange,
-                                span,
-                                format!(
-                                    "slice {lo}:{hi} is out of range for an axis of extent {n}"
-                                ),
-                            );
-                            return Ty::Error;
-                        }
-                        Dim::Known(hi - lo)
-                    }
-                    (_, Some(lo), Some(hi)) if hi >= lo => Dim::Known(hi - lo),
-                    (first, Some(0), None) if end.is_none() => first.clone(),
-                    // `a[1:]` of a `Tensor[n]` is `n - 1` long; the bounds are checked when
-                    // the slice runs.
-                    (first, _, _) => {
-                        let lo = start.map_or(Dim::Known(0), |s| self.dim_of_int_expr(s));
-                        let hi = end.map_or(first.clone(), |e| self.dim_of_int_expr(e));
-                        match (&lo, &hi) {
-                            (Dim::Unknown, _) | (_, Dim::Unknown) => Dim::Unknown,
-                            _ => hi.sub(&lo),
-                        }
-                    }
-                };
-                let mut out = vec![extent];
-                out.extend(dims[1..].iter().cloned());
-                Ty::tensor(out)
-            }
-            other => {
-                if !self.check_value(base, &other) {
-                    return Ty::Error;
-                }
-                let span = self.expr_span(base);
-                let base_text = self.describe(base);
-                self.report(
-                    Code::IndexScalar,
-                    span,
-                    format!("cannot slice {base_text}: it is {other}, not a tensor"),
-                );
-                Ty::Error
             }
         }
     }
@@ -694,7 +804,11 @@ impl InferCtx<'_> {
         if !writable || target_ty.is_error() {
             return Ty::Error;
         }
+        let element = !matches!(self.body.exprs[target], Expr::Name { .. });
         let result = match op {
+            // A value written into a region broadcasts to it, as in NumPy: `t[:, 0] = 1`,
+            // `t[none, 2] = row`.
+            None if element && broadcasts_into(&value_ty, &target_ty) => target_ty.clone(),
             None => value_ty,
             Some(arith) => self.binary_result(
                 expr,
@@ -706,7 +820,6 @@ impl InferCtx<'_> {
             ),
         };
         let name = self.write_root(target);
-        let element = !matches!(self.body.exprs[target], Expr::Name { .. });
         self.check_coerce(value, &result, &target_ty, Target::Assign { name, element });
         target_ty
     }
@@ -719,7 +832,7 @@ impl InferCtx<'_> {
                 let (_, _, span, _) = self.qualifier_of(resolution)?;
                 Some((name.clone(), span))
             }
-            Expr::Index { base, .. } | Expr::Slice { base, .. } => self.write_root(*base),
+            Expr::Index { base, .. } => self.write_root(*base),
             _ => None,
         }
     }
@@ -771,7 +884,7 @@ impl InferCtx<'_> {
                     }
                 }
             }
-            Expr::Index { base, .. } | Expr::Slice { base, .. } => self.check_write(*base),
+            Expr::Index { base, .. } => self.check_write(*base),
             _ => {
                 let span = self.expr_span(target);
                 self.report(
@@ -1094,4 +1207,21 @@ fn cmp_symbol(op: CmpOp) -> &'static str {
         CmpOp::Eq => "==",
         CmpOp::Ne => "!=",
     }
+}
+
+/// Whether a tensor `value` broadcasts to the shape of the region `target` without changing it:
+/// each of its axes, aligned from the last, is 1 or the region's extent (an unknown extent is
+/// checked when the write runs).
+fn broadcasts_into(value: &Ty, target: &Ty) -> bool {
+    let (Some(value), Some(target)) =
+        (value.shape().and_then(Shape::dims), target.shape().and_then(Shape::dims))
+    else {
+        return false;
+    };
+    value.len() <= target.len()
+        && value.iter().rev().zip(target.iter().rev()).all(|(v, t)| {
+            matches!(v, Dim::Known(1) | Dim::Unknown)
+                || matches!(t, Dim::Unknown)
+                || v.equals(t) == Some(true)
+        })
 }

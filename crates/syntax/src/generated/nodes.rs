@@ -1048,6 +1048,12 @@ impl IndexExpr {
     pub fn slice(&self) -> Option<Slice> {
         support::child(&self.syntax)
     }
+    pub fn ellipsis(&self) -> Option<Ellipsis> {
+        support::child(&self.syntax)
+    }
+    pub fn new_axis(&self) -> Option<NewAxis> {
+        support::child(&self.syntax)
+    }
     pub fn r_brack_token(&self) -> Option<SyntaxToken> {
         support::token(&self.syntax, SyntaxKind::R_BRACK)
     }
@@ -1295,6 +1301,58 @@ impl AstNode for Slice {
     }
 }
 impl std::fmt::Display for Slice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self.syntax(), f)
+    }
+}
+#[doc = " The `Ellipsis` node of `nabla.ungram`."]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Ellipsis {
+    pub(crate) syntax: SyntaxNode,
+}
+impl Ellipsis {
+    pub fn dot3_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::DOT3)
+    }
+}
+impl AstNode for Ellipsis {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == SyntaxKind::ELLIPSIS
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        if Self::can_cast(syntax.kind()) { Some(Self { syntax }) } else { None }
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+impl std::fmt::Display for Ellipsis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self.syntax(), f)
+    }
+}
+#[doc = " The `NewAxis` node of `nabla.ungram`."]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NewAxis {
+    pub(crate) syntax: SyntaxNode,
+}
+impl NewAxis {
+    pub fn none_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::NONE_KW)
+    }
+}
+impl AstNode for NewAxis {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == SyntaxKind::NEW_AXIS
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        if Self::can_cast(syntax.kind()) { Some(Self { syntax }) } else { None }
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+impl std::fmt::Display for NewAxis {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         std::fmt::Display::fmt(self.syntax(), f)
     }

@@ -211,12 +211,7 @@ fn postfix(p: &mut Parser<'_>, mut lhs: CompletedMarker) -> CompletedMarker {
             }
             T!['['] => {
                 let m = lhs.precede(p);
-                p.bump(T!['[']);
-                let slice = index_or_slice(p);
-                if p.at(T![,]) {
-                    habits::index_comma(p, slice);
-                }
-                p.expect(T![']']);
+                index_brackets(p);
                 m.complete(p, INDEX_EXPR)
             }
             T![++] | T![--] => {
@@ -229,33 +224,57 @@ fn postfix(p: &mut Parser<'_>, mut lhs: CompletedMarker) -> CompletedMarker {
     }
 }
 
-/// The inside of `a[...]`: an index `i` or a slice `i:j`, `:j`, `i:`, `:`. Says whether it was
-/// a slice.
-fn index_or_slice(p: &mut Parser<'_>) -> bool {
-    if p.at(T![:]) {
-        let m = p.start();
-        p.bump(T![:]);
-        if p.at_ts(EXPR_FIRST) {
-            expr(p);
+/// The tokens that start an entry of `a[...]`.
+const INDEX_FIRST: TokenSet = EXPR_FIRST.union(TokenSet::new(&[T![:], T![...], T![none]]));
+
+/// `[i, j:k, ..., none]`: the entries of an index, separated by commas.
+fn index_brackets(p: &mut Parser<'_>) {
+    let empty = p.nth(1) == T![']'];
+    delimited(p, T!['['], T![']'], INDEX_FIRST, "an index", index_entry);
+    if empty {
+        p.error("expected an index inside `[]`");
+    }
+}
+
+/// One entry of `a[...]`: an index `i`, a slice `i:j:s` (any part may be omitted), `...` or
+/// `none`.
+fn index_entry(p: &mut Parser<'_>) {
+    match p.current() {
+        T![...] => {
+            let m = p.start();
+            p.bump(T![...]);
+            m.complete(p, ELLIPSIS);
         }
-        m.complete(p, SLICE);
-        return true;
-    }
-    if !p.at_ts(EXPR_FIRST) {
-        p.err_recover("expected an index", EXPR_RECOVERY);
-        return false;
-    }
-    let Some(start) = expr(p) else { return false };
-    if p.at(T![:]) {
-        let m = start.precede(p);
-        p.bump(T![:]);
-        if p.at_ts(EXPR_FIRST) {
-            expr(p);
+        T![none] => {
+            let m = p.start();
+            p.bump(T![none]);
+            m.complete(p, NEW_AXIS);
         }
-        m.complete(p, SLICE);
-        return true;
+        T![:] => {
+            let m = p.start();
+            slice_rest(p);
+            m.complete(p, SLICE);
+        }
+        _ => {
+            let Some(start) = expr(p) else { return };
+            if p.at(T![:]) {
+                let m = start.precede(p);
+                slice_rest(p);
+                m.complete(p, SLICE);
+            }
+        }
     }
-    false
+}
+
+/// The part of a slice from its first colon: `:j`, `:`, `:j:s`, `::s`.
+fn slice_rest(p: &mut Parser<'_>) {
+    p.bump(T![:]);
+    if p.at_ts(EXPR_FIRST) {
+        expr(p);
+    }
+    if p.eat(T![:]) && p.at_ts(EXPR_FIRST) {
+        expr(p);
+    }
 }
 
 fn arg_list(p: &mut Parser<'_>) {
@@ -300,6 +319,13 @@ fn atom(p: &mut Parser<'_>) -> Option<CompletedMarker> {
                 p.leave();
             }
             m.complete(p, TENSOR_LIT)
+        }
+        T![none] => {
+            p.err_recover(
+                "`none` stands for a new axis and is valid only inside `[...]`",
+                EXPR_RECOVERY,
+            );
+            return None;
         }
         _ => {
             p.err_recover("expected an expression", EXPR_RECOVERY);

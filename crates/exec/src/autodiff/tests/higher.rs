@@ -14,7 +14,7 @@ use tensor::einsum::Contraction;
 use tensor::{BinaryOp, Index, ReduceOp, UnaryOp};
 
 fn slice(t: &mut Tape, v: &Value, start: i64, end: i64) -> Result<Value, AdError> {
-    ops::get(t, v.clone(), &[Index::Slice(Some(start), Some(end))])
+    ops::get(t, v.clone(), &[Index::range(start as usize, end as usize)])
 }
 
 #[test]

@@ -180,14 +180,14 @@ fn shapes_products_and_joins() {
         assert_gradients(name, &f, args);
     }
     let cross = |t: &mut Tape, a: Vec<Value>| {
-        let u = ops::get(t, a[0].clone(), &[tensor::Index::Slice(Some(0), Some(3))])?;
-        let v = ops::get(t, a[0].clone(), &[tensor::Index::Slice(Some(3), Some(6))])?;
+        let u = ops::get(t, a[0].clone(), &[tensor::Index::range(0, 3)])?;
+        let v = ops::get(t, a[0].clone(), &[tensor::Index::range(3, 6)])?;
         library::cross(t, u, v)
     };
     assert_hessian("cross", &cross, vec![sample(&[6], -1.0, 1.0, 17)]);
     let kron = |t: &mut Tape, a: Vec<Value>| {
-        let u = ops::get(t, a[0].clone(), &[tensor::Index::Slice(Some(0), Some(2))])?;
-        let v = ops::get(t, a[0].clone(), &[tensor::Index::Slice(Some(2), Some(4))])?;
+        let u = ops::get(t, a[0].clone(), &[tensor::Index::range(0, 2)])?;
+        let v = ops::get(t, a[0].clone(), &[tensor::Index::range(2, 4)])?;
         library::kron(t, u, v)
     };
     assert_hessian("kron", &kron, vec![sample(&[4], -1.0, 1.0, 18)]);

@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use super::{assert_close, assert_gradients, sample, sample_float, tensor, vector};
+use super::{assert_close, assert_gradients, assert_hessian, sample, sample_float, tensor, vector};
 use crate::autodiff::{Tape, grad};
 use crate::ops;
 use crate::value::Value;
@@ -407,13 +407,7 @@ fn indexing_gathers_and_scatters() {
         ),
         (
             "get a block",
-            &|t, a| {
-                ops::get(
-                    t,
-                    a[0].clone(),
-                    &[Index::Slice(Some(1), None), Index::Slice(None, Some(2))],
-                )
-            },
+            &|t, a| ops::get(t, a[0].clone(), &[Index::range(1, 3), Index::range(0, 2)]),
             vec![x.clone()],
         ),
         (
@@ -428,9 +422,7 @@ fn indexing_gathers_and_scatters() {
         ),
         (
             "set a column from a broadcast float",
-            &|t, a| {
-                ops::set(t, a[0].clone(), &[Index::Slice(None, None), Index::At(1)], a[1].clone())
-            },
+            &|t, a| ops::set(t, a[0].clone(), &[Index::full(3), Index::At(1)], a[1].clone()),
             vec![x.clone(), Value::Float(0.3)],
         ),
         (
@@ -441,7 +433,7 @@ fn indexing_gathers_and_scatters() {
         (
             "scale a block",
             &|t, a| {
-                let index = [Index::Slice(Some(0), Some(2)), Index::Slice(Some(1), Some(3))];
+                let index = [Index::range(0, 2), Index::range(1, 3)];
                 ops::update_at(t, a[0].clone(), &index, BinaryOp::Mul, a[1].clone())
             },
             vec![x.clone(), sample(&[2, 1], -1.0, 1.0, 4)],
@@ -450,6 +442,68 @@ fn indexing_gathers_and_scatters() {
     for (name, f, args) in cases {
         assert_gradients(name, f, args);
     }
+}
+
+#[test]
+fn steps_reversals_and_new_axes_differentiate() {
+    let x = sample(&[4, 5], -1.0, 1.0, 21);
+    const REVERSED: Index = Index::Range { start: 3, step: -2, len: 2 };
+    const EVERY_OTHER: Index = Index::Range { start: 0, step: 2, len: 3 };
+    let cases: Vec<(&str, super::TestFn<'_>, Vec<Value>)> = vec![
+        (
+            "get rows backwards and every other column",
+            &|t, a| ops::get(t, a[0].clone(), &[REVERSED, EVERY_OTHER]),
+            vec![x.clone()],
+        ),
+        (
+            "get a column with a new axis",
+            &|t, a| {
+                ops::get(
+                    t,
+                    a[0].clone(),
+                    &[Index::full(4), Index::NewAxis { len: 1 }, Index::At(4)],
+                )
+            },
+            vec![x.clone()],
+        ),
+        (
+            "set a strided block backwards",
+            &|t, a| ops::set(t, a[0].clone(), &[REVERSED, EVERY_OTHER], a[1].clone()),
+            vec![x.clone(), sample(&[2, 3], -1.0, 1.0, 22)],
+        ),
+        (
+            "add to a reversed column",
+            &|t, a| ops::add_at(t, a[0].clone(), &[REVERSED, Index::At(1)], a[1].clone()),
+            vec![x.clone(), sample(&[2], -1.0, 1.0, 23)],
+        ),
+        (
+            "divide a strided block",
+            &|t, a| {
+                let index = [Index::full(4), EVERY_OTHER];
+                ops::update_at(t, a[0].clone(), &index, BinaryOp::Div, a[1].clone())
+            },
+            vec![x.clone(), sample(&[3], 1.0, 2.0, 24)],
+        ),
+    ];
+    for (name, f, args) in cases {
+        assert_gradients(name, f, args);
+    }
+    // Second order: reads and a write that mix the elements non-linearly.
+    const ODD: [Index; 1] = [Index::Range { start: 5, step: -2, len: 3 }];
+    const EVEN: [Index; 1] = [Index::Range { start: 0, step: 2, len: 3 }];
+    assert_hessian(
+        "strided reads and a reversed write",
+        &|t, a| {
+            let v = a[0].clone();
+            let backwards = ops::get(t, v.clone(), &ODD)?;
+            let forwards = ops::get(t, v.clone(), &EVEN)?;
+            let product = ops::mul(t, backwards.clone(), forwards)?;
+            let squared = ops::mul(t, product, backwards)?;
+            let written = ops::set(t, v, &ODD, squared)?;
+            ops::mul(t, written.clone(), written)
+        },
+        vec![sample(&[6], -1.0, 1.0, 25)],
+    );
 }
 
 /// A well-conditioned matrix: a multiple of the identity plus small random entries.

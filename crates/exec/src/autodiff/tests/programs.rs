@@ -14,7 +14,7 @@ fn gram_schmidt(t: &mut Tape, a: Value) -> Result<Value, AdError> {
     let mut columns: Vec<Value> = Vec::with_capacity(n);
     let mut r_entries = vec![Value::Float(0.0); n * n];
     for j in 0..n {
-        let a_j = ops::get(t, a.clone(), &[Index::Slice(None, None), Index::At(j as i64)])?;
+        let a_j = ops::get(t, a.clone(), &[Index::full(m), Index::At(j)])?;
         let mut v = a_j.clone();
         for (i, q_i) in columns.iter().enumerate() {
             let projection = ops::matmul(t, q_i.clone(), a_j.clone())?;
@@ -40,8 +40,8 @@ fn gram_schmidt_qr_passes_gradcheck() {
     let mut tape = Tape::new();
     let qr = gram_schmidt(&mut tape, a.clone()).unwrap();
     // Q R reproduces A.
-    let q = ops::get(&mut tape, qr.clone(), &[Index::Slice(Some(0), Some(4))]).unwrap();
-    let r = ops::get(&mut tape, qr, &[Index::Slice(Some(4), None)]).unwrap();
+    let q = ops::get(&mut tape, qr.clone(), &[Index::range(0, 4)]).unwrap();
+    let r = ops::get(&mut tape, qr, &[Index::range(4, 7)]).unwrap();
     let product = ops::matmul(&mut tape, q, r).unwrap();
     assert_close(&product, &super::numbers(&a), 1e-12, "QR");
     assert_gradients("Gram-Schmidt QR", &|t, args| gram_schmidt(t, args[0].clone()), vec![a]);

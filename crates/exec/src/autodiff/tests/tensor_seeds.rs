@@ -310,7 +310,7 @@ fn shapes_and_indexing() {
         ),
         (
             "a slice (no uniform rule)",
-            &|t, a| ops::get(t, a[0].clone(), &[Index::Slice(Some(1), None)]),
+            &|t, a| ops::get(t, a[0].clone(), &[Index::range(1, 3)]),
             vec![sample(&[3, 2], -1.0, 1.0, 8)],
         ),
         (
