@@ -193,6 +193,26 @@ const AUTODIFF: Group = Group {
             reference: Reference::Script { key: "mlp.numpy", tool: "NumPy, hand-written backward" },
             target: Some(Target { max_ratio: 1.5, text: "≤ 1.5" }),
         },
+        Row::Time {
+            benchmark: "element writes `t[i] = a * i` then `backward`, per element: n = 10^5 / \
+                        n = 10^4",
+            nabla: Program { per: 1e5, ..once("autodiff/element_writes_100k.nb") },
+            reference: Reference::Nabla {
+                program: Program { per: 1e4, ..once("autodiff/element_writes_10k.nb") },
+                tool: "Nabla, n = 10^4",
+            },
+            target: Some(Target { max_ratio: 1.5, text: "≤ 1.5 (linear)" }),
+        },
+        Row::Time {
+            benchmark: "tanh RNN, T = 4000, 32 units, gradient: storing hidden states `H[t] = h` \
+                        / not storing them",
+            nabla: once("autodiff/rnn_store.nb"),
+            reference: Reference::Nabla {
+                program: once("autodiff/rnn_no_store.nb"),
+                tool: "Nabla, not storing",
+            },
+            target: Some(Target { max_ratio: 2.0, text: "≤ 2" }),
+        },
         Row::TapeBytes {
             benchmark: "tape memory per recorded scalar op, loop `x = x + one`",
             nabla: once("autodiff/add_gradient.nb"),

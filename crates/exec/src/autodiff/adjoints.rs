@@ -322,6 +322,51 @@ impl Adjoints {
     }
 }
 
+impl Adjoints {
+    /// Adds `contribution` to the region `region` of node `index`'s adjoint, a tensor of
+    /// `shape`: the gradient of a read `x[region]`. A plain adjoint tensor that the store alone
+    /// holds is updated in place, so a read costs what it reads; a node's first gradient is a
+    /// zero tensor with the region added, once. A contribution tracked by an enclosing level
+    /// goes through the differentiable `ops::add_at`, so that higher derivatives are recorded.
+    pub(crate) fn add_region(
+        &mut self,
+        t: &mut Tape,
+        index: usize,
+        shape: &[usize],
+        region: &[tensor::Index],
+        contribution: Value,
+    ) -> Result<(), AdError> {
+        if index >= self.len {
+            return Err(missing_node());
+        }
+        let plain_contribution = !contribution.is_tracked();
+        let existing = match decode(self.number(index)) {
+            Slot::Pooled(position) if plain_contribution => match self.pool.get(position) {
+                Some(Adjoint::Value(Value::Tensor(_))) => Some(position),
+                _ => None,
+            },
+            _ => None,
+        };
+        match existing {
+            Some(position) => {
+                let Adjoint::Value(previous) = take_pooled(&mut self.pool[position]) else {
+                    return Err(missing_node());
+                };
+                let previous = ops::plain::into_tensor(previous, "a gradient")?;
+                let value = ops::plain::into_tensor(contribution, "a gradient")?;
+                let updated = tensor::add_at(previous, region, &value)?;
+                self.pool[position] = Adjoint::Value(Value::tensor(updated));
+                Ok(())
+            }
+            None => {
+                let zeros = Value::tensor(Tensor::zeros(shape)?);
+                let scattered = ops::add_at(t, zeros, region, contribution)?;
+                self.add(t, index, Adjoint::Value(scattered))
+            }
+        }
+    }
+}
+
 /// The backward steps of a run of chains (one-word [`Rec::Scalar1`](super::op::Rec) records, each
 /// the function of the node just before it) that end at position `p` of a chunk: `partials(q)` is
 /// the partial derivative of the chain at position `q`, if that word is one, and `numbers` the

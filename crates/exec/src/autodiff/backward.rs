@@ -56,6 +56,7 @@ use super::tape::Tape;
 use super::trace::Summary;
 use crate::ops::{self, plain, scalar};
 use crate::value::Value;
+use rustc_hash::FxHashSet;
 use tensor::einsum::Contraction;
 use tensor::{self, BinaryOp, Index, ReduceOp, Tensor, UnaryOp};
 
@@ -127,6 +128,9 @@ fn walk<const CHECK: bool>(
     }
     adjoints.reset(t, output + 1);
     adjoints.set(t, output, seed)?;
+    // Nodes whose adjoint only their own rule needs, though `keep` keeps everything: the
+    // targets of writes that consumed them (`Op::consumed_input`).
+    let mut consumed: FxHashSet<usize> = FxHashSet::default();
     // The records in reverse, from `output`: each one's last word is its node, and the word
     // before its first is the previous record's node.
     let mut end = output + 1;
@@ -190,6 +194,15 @@ fn walk<const CHECK: bool>(
                 }
             }
             ref op => {
+                if keep == Keep::Everything
+                    && let Some(target) = op.consumed_input()
+                {
+                    consumed.insert(target);
+                }
+                let keep = match consumed.remove(&index) {
+                    true => Keep::Leaves,
+                    false => keep,
+                };
                 if let Some(g) = gradient(adjoints, index, keep) {
                     pullback(t, op, g, adjoints)?;
                 }
@@ -382,6 +395,17 @@ fn slice_along(shape: &[usize], axis: usize, start: usize, end: Option<usize>) -
     index
 }
 
+/// A plain tensor with a buffer of its own (a region read from a gradient would otherwise share
+/// the gradient's); a tracked value (a higher-order pass) is left as it is.
+fn owned(value: Value) -> Value {
+    match value.as_tensor() {
+        Some(tensor) if !value.is_tracked() => {
+            Value::tensor(Tensor::from(tensor.view().as_standard_layout().into_owned()))
+        }
+        _ => value,
+    }
+}
+
 /// The shape of a reduction's output with the reduced axis kept at extent 1.
 fn kept_shape(shape: &[usize], axis: usize) -> Vec<usize> {
     let mut kept = shape.to_vec();
@@ -537,26 +561,25 @@ fn pullback_value(t: &mut Tape, op: &Op, g: Value, adjoints: &mut Adjoints) -> R
             };
             accumulate(t, adjoints, *x as usize, contribution)
         }
-        Op::Get { x, index, kind } => {
-            let zeros = Value::tensor(Tensor::zeros(kind.shape())?);
-            let contribution = ops::add_at(t, zeros, index, g)?;
-            accumulate(t, adjoints, *x as usize, contribution)
-        }
-        Op::Set { target, value, index, kind } => {
+        // The gradient of a read is a scatter into the positions read, added in place to the
+        // adjoint of `x` when the store alone holds it.
+        Op::Get { x, index, kind } => adjoints.add_region(t, *x as usize, kind.shape(), index, g),
+        // The written value gets the region of the gradient, copied out so that `g` stays the
+        // only holder of its buffer and is zeroed in place for the target: a write costs what it
+        // writes, not a copy of the whole tensor.
+        Op::Set { target, value, index, kind, .. } => {
             accumulate_arg(t, adjoints, *value, |t| {
-                let region = ops::get(t, g.clone(), index)?;
+                let region = owned(ops::get(t, g.clone(), index)?);
                 unbroadcast(t, region, kind)
             })?;
-            accumulate_arg(t, adjoints, *target, |t| {
-                ops::set(t, g.clone(), index, Value::Float(0.0))
-            })
+            accumulate_arg(t, adjoints, *target, |t| ops::set(t, g, index, Value::Float(0.0)))
         }
-        Op::AddAt { target, value, index, kind } => {
+        Op::AddAt { target, value, index, kind, .. } => {
             accumulate_arg(t, adjoints, *value, |t| {
-                let region = ops::get(t, g.clone(), index)?;
+                let region = owned(ops::get(t, g.clone(), index)?);
                 unbroadcast(t, region, kind)
             })?;
-            accumulate_arg(t, adjoints, *target, |_| Ok(g.clone()))
+            accumulate_arg(t, adjoints, *target, |_| Ok(g))
         }
         Op::BroadcastTo { x, kind } => {
             let contribution = unbroadcast(t, g, kind)?;

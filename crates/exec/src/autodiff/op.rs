@@ -133,10 +133,13 @@ pub(crate) enum Op {
     Trace { x: u32, kind: Kind },
     /// `x[index]`, a gather, of `x` of `kind`.
     Get { x: u32, index: Box<[Index]>, kind: Kind },
-    /// `target[index] = value`, a scatter of `value` of `kind`.
-    Set { target: Arg, value: Arg, index: Box<[Index]>, kind: Kind },
-    /// `target[index] += value`, of `value` of `kind`.
-    AddAt { target: Arg, value: Arg, index: Box<[Index]>, kind: Kind },
+    /// `target[index] = value`, a scatter of `value` of `kind`. `consumed` says that nothing
+    /// else held the target's value when it was written (a variable written in place), so no
+    /// `grad` can ask for its gradient and the program's backward pass need not keep it: a
+    /// loop of writes then costs what it writes.
+    Set { target: Arg, value: Arg, index: Box<[Index]>, kind: Kind, consumed: bool },
+    /// `target[index] += value`, of `value` of `kind`; `consumed` as for [`Op::Set`].
+    AddAt { target: Arg, value: Arg, index: Box<[Index]>, kind: Kind, consumed: bool },
     /// `x` of `kind` broadcast to a larger shape.
     BroadcastTo { x: u32, kind: Kind },
     /// A tensor summed down to the shape of `kind`, which it broadcasts from.
@@ -274,6 +277,17 @@ impl Op {
             Op::Solve { matrix, solution, .. } => vec![matrix, solution],
             Op::Cholesky { factor, .. } => vec![factor],
             Op::Einsum { operands, .. } => operands.iter().collect(),
+        }
+    }
+
+    /// The tracked input whose adjoint only this record's rule needs: the target of a write
+    /// that consumed it.
+    pub(crate) fn consumed_input(&self) -> Option<usize> {
+        match self {
+            Op::Set { target, consumed: true, .. } | Op::AddAt { target, consumed: true, .. } => {
+                target.index()
+            }
+            _ => None,
         }
     }
 

@@ -5,6 +5,8 @@
 //! else shares it), so assignment never cuts the graph: the overwritten region's old elements get
 //! zero gradient and the rest of the target's gradient flows through.
 
+use std::rc::Rc;
+
 use crate::autodiff::{AdError, Kind, Lifted, Op, Tape};
 use crate::ops::elementwise::{binary, tracked};
 use crate::ops::plain;
@@ -72,6 +74,8 @@ fn scatter(
     if !value.is_differentiable() && value.as_f64().is_none() {
         return Err(plain::operand("indexed assignment", &value));
     }
+    // Whether the write consumes the target's value: a tracked tensor that nothing else holds.
+    let consumed = matches!(&target, Value::Tracked(tracked) if Rc::strong_count(tracked) == 1);
     match t.lift([target, value]) {
         Lifted::Plain([target, value]) => {
             let target = plain::into_tensor(target, "indexed assignment")?;
@@ -90,8 +94,8 @@ fn scatter(
             let out = scatter(t, target, index, value, accumulate)?;
             let (target, value, index) = (target_arg, value_arg, index.into());
             let op = match accumulate {
-                true => Op::AddAt { target, value, index, kind },
-                false => Op::Set { target, value, index, kind },
+                true => Op::AddAt { target, value, index, kind, consumed },
+                false => Op::Set { target, value, index, kind, consumed },
             };
             t.push(level, op, out)
         }
