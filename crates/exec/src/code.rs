@@ -324,6 +324,14 @@ pub enum PrintOptionsArgs {
     Values(Box<[Operand]>),
 }
 
+/// What a chart call draws (see [`crate::plot::Chart`]).
+#[derive(Clone, Copy, Debug)]
+pub enum ChartArgs {
+    Lines(Operand),
+    Scatter(Operand, Operand),
+    Histogram { x: Operand, bins: Operand },
+}
+
 /// How the right-hand side of an index statement combines with the target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IndexAssign {
@@ -393,6 +401,17 @@ pub enum BuiltinCall {
     Write(Box<[PrintItem]>),
     /// `print_options(...)`: a mode (`"line"`), or the numeric options given, in order.
     PrintOptions(PrintOptionsArgs),
+    /// `plot`, `scatter`, `histogram`: a chart written to `path`.
+    Chart {
+        path: PathBuf,
+        chart: ChartArgs,
+        labels: crate::plot::Labels,
+    },
+    /// `save_image(path, x)`.
+    SaveImage {
+        x: Operand,
+        path: PathBuf,
+    },
     Load {
         path: PathBuf,
         csv: bool,
@@ -1083,6 +1102,7 @@ impl BuiltinCall {
             | BuiltinCall::Trace(x)
             | BuiltinCall::Diag(x)
             | BuiltinCall::Save { x, .. }
+            | BuiltinCall::SaveImage { x, .. }
             | BuiltinCall::Backward { y: x, .. }
             | BuiltinCall::GradOf(x)
             | BuiltinCall::StopGradient(x)
@@ -1092,6 +1112,10 @@ impl BuiltinCall {
             | BuiltinCall::Write(printed)
             | BuiltinCall::Library { args: printed, .. } => items(printed),
             BuiltinCall::PrintOptions(PrintOptionsArgs::Mode(_)) => Vec::new(),
+            BuiltinCall::Chart { chart, .. } => match *chart {
+                ChartArgs::Lines(y) => vec![y],
+                ChartArgs::Scatter(x, y) | ChartArgs::Histogram { x, bins: y } => vec![x, y],
+            },
             BuiltinCall::PrintOptions(PrintOptionsArgs::Values(values)) => values.to_vec(),
             BuiltinCall::Load { .. } | BuiltinCall::SizeofDims(_) => Vec::new(),
             BuiltinCall::Assert { cond, .. } => vec![*cond],
@@ -1147,6 +1171,10 @@ impl BuiltinCall {
             BuiltinCall::Load { csv: false, .. } => "load",
             BuiltinCall::Load { csv: true, .. } => "load_csv",
             BuiltinCall::Save { .. } => "save",
+            BuiltinCall::Chart { chart: ChartArgs::Lines(_), .. } => "plot",
+            BuiltinCall::Chart { chart: ChartArgs::Scatter(..), .. } => "scatter",
+            BuiltinCall::Chart { chart: ChartArgs::Histogram { .. }, .. } => "histogram",
+            BuiltinCall::SaveImage { .. } => "save_image",
             BuiltinCall::Backward { .. } => "backward",
             BuiltinCall::GradOf(_) => "grad",
             BuiltinCall::StopGradient(_) => "stop_gradient",

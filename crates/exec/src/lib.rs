@@ -31,6 +31,7 @@ pub mod graph;
 pub mod interp;
 pub mod lower;
 pub mod ops;
+pub mod plot;
 pub mod run;
 pub mod session;
 pub mod value;

@@ -112,6 +112,10 @@ pub enum Builtin {
     Load,
     Save,
     LoadCsv,
+    Plot,
+    Scatter,
+    Histogram,
+    SaveImage,
     Backward,
     Grad,
     Jvp,
@@ -215,6 +219,14 @@ pub enum Rule {
     /// `load("x.npy")`, `load_csv(...)`: a tensor of unknown shape.
     Load,
     Save,
+    /// `plot("loss.svg", y, ...)`: a Tensor[n] or Tensor[k][n], then optional strings; `void`.
+    Plot,
+    /// `scatter("points.svg", x, y, ...)`: two tensors, then optional strings; `void`.
+    Scatter,
+    /// `histogram("h.svg", t, bins, ...)`: a tensor and an `int`, then an optional string.
+    Histogram,
+    /// `save_image("digits.png", x)`: a Tensor[h][w] or Tensor[n][h][w]; `void`.
+    SaveImage,
     Backward,
     /// `grad(x)` on a variable; `grad(f)` on a function is a transform, not this rule.
     GradOfVariable,
@@ -369,6 +381,10 @@ table! {
     Load "load" 1..1 Load false "load(\"x.npy\")" "Reads a NumPy .npy file (float64) relative to the source file.";
     Save "save" 2..2 Save false "save(t, \"x.npy\")" "Writes a tensor as a NumPy .npy file relative to the source file; a float or int as a rank-0 array.";
     LoadCsv "load_csv" 1..1 Load false "load_csv(\"x.csv\")" "Reads a CSV file of numbers as a matrix, relative to the source file.";
+    Plot "plot" 2..5 Plot false "plot(\"loss.svg\", y) | plot(\"loss.svg\", y, \"title\", \"x label\", \"y label\")" "Draws a line chart of a Tensor[n], or of each row of a Tensor[k][n], over the indices, with an optional title and axis labels; SVG or PNG by the file's extension, relative to the source file.";
+    Scatter "scatter" 3..6 Scatter false "scatter(\"points.svg\", x, y) | scatter(\"points.svg\", x, y, \"title\", \"x label\", \"y label\")" "Draws a point for each pair of elements of x and y (tensors with as many elements), with an optional title and axis labels; SVG or PNG by the file's extension.";
+    Histogram "histogram" 3..4 Histogram false "histogram(\"hist.svg\", t, bins) | histogram(\"hist.svg\", t, bins, \"title\")" "Draws a histogram of the elements of t in `bins` equal intervals from the least to the greatest, with an optional title; SVG or PNG by the file's extension.";
+    SaveImage "save_image" 2..2 SaveImage false "save_image(\"digits.png\", x)" "Writes a Tensor[h][w] as a greyscale PNG (least element black, greatest white), or a Tensor[n][h][w] as a grid of n images; relative to the source file.";
     Backward "backward" 1..1 Backward false "backward(y)" "Computes the gradients of the sum of y with respect to everything recorded, then releases the graph.";
     Grad "grad" 1..2 GradOfVariable false "grad(x) | grad(f)(args) | grad(f, k)(args)" "The gradient the last backward computed for variable x; of a function, its gradient with respect to parameter k (default 0).";
     Jvp "jvp" 1..1 TransformOnly false "jvp(f)(args..., tangent)" "Forward-mode directional derivative of f along a tangent of its first parameter.";

@@ -114,6 +114,7 @@ const GROUPS: &[(&str, &[&str])] = &[
         "Input and output",
         &["print", "write", "format", "print_options", "load", "save", "load_csv"],
     ),
+    ("Plots and images", &["plot", "scatter", "histogram", "save_image"]),
     (
         "Differentiation",
         &["backward", "grad", "jvp", "vjp", "hessian", "jacobian", "stop_gradient"],

@@ -6,17 +6,27 @@ use hir::Code;
 
 use crate::autodiff::AdErrorKind;
 use crate::code::{
-    BuiltinCall, Construct, DimsArg, FormatPiece, IndexAssign, Operand, PrintItem,
+    BuiltinCall, ChartArgs, Construct, DimsArg, FormatPiece, IndexAssign, Operand, PrintItem,
     PrintOptionsArgs, TargetShape,
 };
 use crate::error::RuntimeError;
 use crate::ops;
+use crate::plot;
 use crate::value::{Primal, Value};
 use tensor::{self, ShapeText, Tensor};
 
 use super::Machine;
 
 impl Machine<'_, '_> {
+    /// The numbers a picture draws: a tensor's, or a number's as a rank-0 tensor.
+    fn picture_data(&self, base: usize, operand: Operand) -> Tensor {
+        let x = &self.stack[base + operand.slot() as usize];
+        match x.primal() {
+            Primal::Tensor(tensor) => tensor.clone(),
+            _ => Tensor::scalar(x.as_f64().unwrap_or(0.0)),
+        }
+    }
+
     pub(super) fn builtin(
         &mut self,
         base: usize,
@@ -255,6 +265,30 @@ impl Machine<'_, '_> {
                     _ => Tensor::scalar(x.as_f64().unwrap_or(0.0)),
                 };
                 tensor::save_npy(path, &tensor)?;
+                Value::Int(0)
+            }
+            BuiltinCall::Chart { path, chart, labels } => {
+                let (x, y, bins) = match *chart {
+                    ChartArgs::Lines(y) => (self.picture_data(base, y), Tensor::scalar(0.0), 0),
+                    ChartArgs::Scatter(x, y) => {
+                        (self.picture_data(base, x), self.picture_data(base, y), 0)
+                    }
+                    ChartArgs::Histogram { x, bins } => {
+                        let bins = self.int_at(base, bins)?;
+                        let bins = usize::try_from(bins).map_err(|_| plot::bins_error(bins))?;
+                        (self.picture_data(base, x), Tensor::scalar(0.0), bins)
+                    }
+                };
+                let drawn = match chart {
+                    ChartArgs::Lines(_) => plot::Chart::Lines(&x),
+                    ChartArgs::Scatter(..) => plot::Chart::Scatter(&x, &y),
+                    ChartArgs::Histogram { .. } => plot::Chart::Histogram(&x, bins),
+                };
+                plot::write_chart(path, drawn, labels)?;
+                Value::Int(0)
+            }
+            BuiltinCall::SaveImage { x, path } => {
+                plot::save_image(path, &self.picture_data(base, *x))?;
                 Value::Int(0)
             }
             BuiltinCall::Backward { y, text } => {

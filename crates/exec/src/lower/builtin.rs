@@ -10,7 +10,8 @@ use hir::{Builtin, Dim, Expr, ExprId, Literal, Resolution, Ty};
 
 use super::{Dest, Result, UnitLowerer};
 use crate::code::{
-    BuiltinCall, Construct, DimsArg, FormatPiece, Instr, Operand, PrintItem, PrintOptionsArgs,
+    BuiltinCall, ChartArgs, Construct, DimsArg, FormatPiece, Instr, Operand, PrintItem,
+    PrintOptionsArgs,
 };
 use tensor::einsum::EinsumSpec;
 use tensor::{BinaryOp, ReduceOp, UnaryOp};
@@ -237,6 +238,28 @@ impl UnitLowerer<'_, '_> {
                 let x = self.expr(arg(0)?, Dest::Any)?;
                 let path = self.path(arg(1)?)?;
                 BuiltinCall::Save { x, path }
+            }
+            B::Plot | B::Scatter | B::Histogram => {
+                let path = self.path(arg(0)?)?;
+                let data = if builtin == B::Plot { 1 } else { 2 };
+                let chart = match builtin {
+                    B::Plot => ChartArgs::Lines(self.expr(arg(1)?, Dest::Any)?),
+                    B::Scatter => ChartArgs::Scatter(
+                        self.expr(arg(1)?, Dest::Any)?,
+                        self.expr(arg(2)?, Dest::Any)?,
+                    ),
+                    _ => ChartArgs::Histogram {
+                        x: self.expr(arg(1)?, Dest::Any)?,
+                        bins: self.expr(arg(2)?, Dest::Any)?,
+                    },
+                };
+                let text = |i: usize| args.get(data + i).and_then(|&e| self.string(e));
+                let labels = crate::plot::Labels { title: text(1), x: text(2), y: text(3) };
+                BuiltinCall::Chart { path, chart, labels }
+            }
+            B::SaveImage => {
+                let path = self.path(arg(0)?)?;
+                BuiltinCall::SaveImage { x: self.expr(arg(1)?, Dest::Any)?, path }
             }
             B::Backward => {
                 let y = arg(0)?;

@@ -100,6 +100,10 @@ impl InferCtx<'_> {
             Rule::Load | Rule::Einsum | Rule::PrintOptions => &[0],
             Rule::Save | Rule::Assert | Rule::Activation => &[1],
             Rule::Reduction => &[2],
+            Rule::Plot => &[0, 2, 3, 4],
+            Rule::Scatter => &[0, 3, 4, 5],
+            Rule::Histogram => &[0, 3],
+            Rule::SaveImage => &[0],
             _ => &[],
         };
         for (i, (&arg, ty)) in args.iter().zip(&arg_tys).enumerate() {
@@ -275,6 +279,10 @@ impl InferCtx<'_> {
                     self.tensor_arg(args[0], name, 0, &arg_tys[0]);
                 }
                 self.string_arg(args[1], &arg_tys[1], name, 1);
+                Ty::Void
+            }
+            Rule::Plot | Rule::Scatter | Rule::Histogram | Rule::SaveImage => {
+                self.picture(info.rule, args, &arg_tys);
                 Ty::Void
             }
             Rule::Backward => {
@@ -538,6 +546,33 @@ impl InferCtx<'_> {
                 self.bad_arg(arg, name, index, other, "a tensor");
                 None
             }
+        }
+    }
+
+    /// The arguments of `plot`, `scatter`, `histogram` and `save_image`: the file name and the
+    /// labels are string literals; the data are tensors of the ranks the picture draws.
+    fn picture(&mut self, rule: Rule, args: &[ExprId], arg_tys: &[Ty]) {
+        let (name, tensors, ranks, expected, strings): (_, &[usize], &[usize], _, &[usize]) =
+            match rule {
+                Rule::Plot => ("plot", &[1], &[1, 2], "a Tensor[n] or a Tensor[k][n]", &[2, 3, 4]),
+                Rule::Scatter => ("scatter", &[1, 2], &[], "a tensor", &[3, 4, 5]),
+                Rule::Histogram => ("histogram", &[1], &[], "a tensor", &[3]),
+                _ => ("save_image", &[1], &[2, 3], "a Tensor[h][w] or a Tensor[n][h][w]", &[]),
+            };
+        self.string_arg(args[0], &arg_tys[0], name, 0);
+        for &i in tensors {
+            if let Some(Shape::Ranked(dims)) = self.tensor_arg(args[i], name, i, &arg_tys[i])
+                && !ranks.is_empty()
+                && !ranks.contains(&dims.len())
+            {
+                self.bad_arg(args[i], name, i, &arg_tys[i], expected);
+            }
+        }
+        if rule == Rule::Histogram {
+            self.int_arg(args[2], &arg_tys[2], name, 2);
+        }
+        for &i in strings.iter().filter(|&&i| i < args.len()) {
+            self.string_arg(args[i], &arg_tys[i], name, i);
         }
     }
 
