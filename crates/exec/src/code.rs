@@ -699,6 +699,11 @@ pub enum Instr {
     Return {
         src: Option<Operand>,
     },
+    /// Returns the elements of a tuple from a function of several results (see
+    /// [`Unit::results`]): the caller receives them in consecutive slots from the call's `dst`.
+    ReturnTuple {
+        items: ArgRange,
+    },
     /// Returns `src` when `a cmp imm` holds on integers: `if (n < 2) { return n; }`, the base
     /// case of most recursions, in one instruction.
     ReturnIfIntCmpImm {
@@ -836,6 +841,14 @@ pub struct Unit {
     pub def: DefId,
     /// Parameters occupy the first slots.
     pub n_params: u32,
+    /// How many slots the unit's result fills in its caller's frame: 1, or the number of
+    /// elements for a function of several results.
+    ///
+    /// A tuple is never a [`Value`]: its elements live in as many consecutive slots. A call of
+    /// a function of several results writes them to `dst`, `dst + 1`, ... (the callee's
+    /// [`Instr::ReturnTuple`] moves them there), and a destructuring declaration moves each to
+    /// its variable, so returning several results costs what returning them one by one would.
+    pub results: u32,
     /// Every slot of a frame: parameters, locals, temporaries.
     pub n_slots: u32,
     pub code: Vec<Instr>,
@@ -1213,7 +1226,10 @@ impl Unit {
         if self.spans.len() != self.code.len() {
             return Err("spans and code differ in length".to_owned());
         }
-        if !matches!(self.code.last(), Some(Instr::Return { .. } | Instr::ReturnIntArith { .. })) {
+        if !matches!(
+            self.code.last(),
+            Some(Instr::Return { .. } | Instr::ReturnTuple { .. } | Instr::ReturnIntArith { .. })
+        ) {
             return Err("the code does not end with a return".to_owned());
         }
         if self.n_params > self.n_slots {
@@ -1282,9 +1298,11 @@ impl Unit {
                 Instr::Call { unit, dst, args } => {
                     let callee = program.units.get(*unit as usize);
                     let operands = args.of(&self.args);
-                    callee.is_some_and(|c| c.n_params == args.len)
-                        && operands.len() == args.len as usize
-                        && (*dst == NO_SLOT || slot_ok(*dst))
+                    callee.is_some_and(|c| {
+                        c.n_params == args.len
+                            && (*dst == NO_SLOT
+                                || dst.checked_add(c.results.max(1) - 1).is_some_and(slot_ok))
+                    }) && operands.len() == args.len as usize
                         && operands.iter().all(|&a| operand_ok(a))
                 }
                 Instr::CallTransform { callable, dst, args } => {
@@ -1295,6 +1313,13 @@ impl Unit {
                         && operands.iter().all(|&a| operand_ok(a))
                 }
                 Instr::Return { src } => src.is_none_or(operand_ok),
+                Instr::ReturnTuple { items } => {
+                    let operands = items.of(&self.args);
+                    operands.len() == items.len as usize
+                        && items.len == self.results
+                        && items.len > 1
+                        && operands.iter().all(|&a| operand_ok(a))
+                }
                 Instr::ReturnIfIntCmpImm { a, src, .. } => slot_ok(*a) && operand_ok(*src),
                 Instr::ReturnIntArith { a, b, .. } => slot_ok(*a) && slot_ok(*b),
                 Instr::CallIntImm { unit, dst, a, .. } => {

@@ -127,7 +127,7 @@ impl Builder {
     fn node(&mut self, parts: &mut Vec<Doc>, node: &SyntaxNode) {
         match node.kind() {
             BLOCK => self.block(parts, node),
-            PARAM_LIST | ARG_LIST | TENSOR_LIT => self.list(parts, node),
+            PARAM_LIST | ARG_LIST | TENSOR_LIT | TUPLE_TYPE | TUPLE_EXPR => self.list(parts, node),
             CONDITION => self.condition(parts, node),
             LOOP_STMT => self.loop_stmt(parts, node),
             VAR_DECL => self.var_decl(parts, node),

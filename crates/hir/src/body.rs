@@ -187,6 +187,9 @@ pub enum TypeRef {
     /// dimension, reported while lowering, is [`Dim::Unknown`]); no dimensions means rank 0, or,
     /// with an initializer, a shape inferred from it.
     Tensor(Vec<Dim>),
+    /// `(float, Tensor[k][2])`: the result type of a function of several results (never a
+    /// variable's type; the elements are never tuples).
+    Tuple(Vec<TypeRef>),
     /// Missing from the tree.
     #[default]
     Error,
@@ -326,6 +329,9 @@ pub enum Expr {
         then_branch: ExprId,
         else_branch: ExprId,
     },
+    /// `(a, b)`: the values a function of several results returns; valid only as the value of
+    /// `return`.
+    Tuple(Vec<ExprId>),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -351,6 +357,12 @@ pub enum Stmt {
     Continue,
     Return(Option<ExprId>),
     Index(IndexStmt),
+    /// `(float loss, Tensor p[k][2]) = step(x);`: each local takes one element of the tuple
+    /// `init` evaluates to, in order, as a declaration with that initializer would.
+    TupleDecl {
+        locals: Vec<LocalId>,
+        init: ExprId,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -428,7 +440,7 @@ impl Body {
     pub fn expr_children(&self, expr: ExprId) -> Vec<ExprId> {
         match &self.exprs[expr] {
             Expr::Missing | Expr::Literal(_) | Expr::Name { .. } | Expr::SizeofType(_) => vec![],
-            Expr::TensorLit(elements) => elements.clone(),
+            Expr::TensorLit(elements) | Expr::Tuple(elements) => elements.clone(),
             Expr::Call { callee, args } => {
                 std::iter::once(*callee).chain(args.iter().copied()).collect()
             }

@@ -120,6 +120,9 @@ codes! {
     IndexLabelCount = "E0503", Error, "label count differs from the tensor's rank";
     EinsumSpec = "E0504", Error, "malformed einsum specification";
     IndexStmtForm = "E0505", Error, "index statement of an unsupported form";
+    TupleValue = "E0600", Error, "tuple used as a value";
+    TupleArity = "E0601", Error, "destructuring does not match the tuple";
+    TransformOfTuple = "E0602", Error, "derivative of a function of several results";
     ExactEqualityBranch = "W0001", Warning, "exact equality on a differentiable value guards a branch";
     AmbiguousIntArgument = "W0002", Warning, "`int` literal where a built-in takes an axis or a value";
     IntegerDivisionToFloat = "W0003", Warning, "integer division in `float` arithmetic";

@@ -120,6 +120,7 @@ pub fn ty_of_ref(ty: &TypeRef) -> Ty {
         TypeRef::Bool => Ty::Bool,
         TypeRef::Void => Ty::Void,
         TypeRef::Tensor(dims) => Ty::tensor(dims.clone()),
+        TypeRef::Tuple(elements) => Ty::Tuple(elements.iter().map(ty_of_ref).collect()),
         TypeRef::Error => Ty::Error,
     }
 }
@@ -231,10 +232,15 @@ impl<'a> InferCtx<'a> {
             Stmt::Break | Stmt::Continue => {}
             Stmt::Return(value) => self.infer_return(stmt, *value),
             Stmt::Index(index) => self.infer_index_stmt(index),
+            Stmt::TupleDecl { locals, init } => self.infer_tuple_decl(stmt, locals, *init),
         }
     }
 
     fn infer_return(&mut self, stmt: StmtId, value: Option<ExprId>) {
+        if let (Some(value), Some(Ty::Tuple(expected))) = (value, self.ret_ty.clone()) {
+            self.infer_tuple_return(value, &expected);
+            return;
+        }
         let value_ty = value.map(|v| (v, self.infer_expr(v)));
         let Some(ret) = self.ret_ty.clone() else {
             if let Some((value, _)) = value_ty {
@@ -276,7 +282,120 @@ impl<'a> InferCtx<'a> {
         }
     }
 
+    /// `return (a, b);` or `return g(x);` in a function of several results: as many values as
+    /// the function declares, each converted to its element type.
+    fn infer_tuple_return(&mut self, value: ExprId, expected: &[Ty]) {
+        let name = self.signature.name.clone();
+        let ret = Ty::Tuple(expected.to_vec());
+        let elements: Vec<(ExprId, Ty)> = match &self.body.exprs[value] {
+            Expr::Tuple(exprs) => {
+                let exprs = exprs.clone();
+                let tys = self.infer_tuple_elements(&exprs);
+                self.result.expr_types.insert(value, Ty::Tuple(tys.clone()));
+                exprs.into_iter().zip(tys).collect()
+            }
+            _ => match self.infer_expr(value) {
+                Ty::Tuple(tys) => tys.into_iter().map(|ty| (value, ty)).collect(),
+                Ty::Error => return,
+                actual => {
+                    if self.check_value(value, &actual) {
+                        let span = self.expr_span(value);
+                        self.report(
+                            Code::ReturnMismatch,
+                            span,
+                            format!("`{name}` returns {ret}, but this value is {actual}"),
+                        )
+                        .help(format!("return {} values, as in `return (a, b);`", expected.len()));
+                    }
+                    return;
+                }
+            },
+        };
+        if elements.len() != expected.len() {
+            let span = self.expr_span(value);
+            self.report(
+                Code::ReturnMismatch,
+                span,
+                format!(
+                    "`{name}` returns {} values, {ret}, but this `return` gives {}",
+                    expected.len(),
+                    elements.len()
+                ),
+            );
+            return;
+        }
+        for ((element, actual), expected) in elements.into_iter().zip(expected) {
+            self.check_coerce(element, &actual, expected, Target::Return(name.clone()));
+        }
+    }
+
     fn infer_decl(&mut self, local: LocalId, init: Option<ExprId>) {
+        self.infer_runtime_sizes(local);
+        let init_ty = init.map(|init| (init, self.infer_expr(init)));
+        self.declare_local(local, init_ty, Target::Local(local));
+        if let Some(init) = init {
+            self.check_constant_init(local, init);
+        }
+    }
+
+    /// `(float loss, Tensor p[k][2]) = step(x);`: the initializer must be a tuple of as many
+    /// values as there are bindings, and each binding takes its element as an initializer.
+    fn infer_tuple_decl(&mut self, stmt: StmtId, locals: &[LocalId], init: ExprId) {
+        for &local in locals {
+            self.infer_runtime_sizes(local);
+        }
+        let init_ty = self.infer_expr(init);
+        let elements = match init_ty {
+            Ty::Tuple(elements) if elements.len() == locals.len() => Some(elements),
+            Ty::Tuple(elements) => {
+                let span = self.expr_span(init);
+                let stmt_span = self.stmt_span(stmt);
+                let (count, given) = (locals.len(), elements.len());
+                self.report(
+                    Code::TupleArity,
+                    span,
+                    format!(
+                        "this declaration takes {count} value{}, but the tuple has {given}: {}",
+                        if count == 1 { "" } else { "s" },
+                        Ty::Tuple(elements)
+                    ),
+                )
+                .label(stmt_span, format!("{count} variables declared here"));
+                None
+            }
+            Ty::Error => None,
+            other => {
+                if self.check_value(init, &other) {
+                    let span = self.expr_span(init);
+                    self.report(
+                        Code::TupleArity,
+                        span,
+                        format!("only a tuple can be destructured, but this is {other}"),
+                    )
+                    .help("a function of several results returns a tuple: `function (float, Tensor[n]) f(...)`");
+                }
+                None
+            }
+        };
+        match elements {
+            Some(elements) => {
+                for (&local, element) in locals.iter().zip(elements) {
+                    self.declare_local(local, Some((init, element)), Target::Binding(local));
+                }
+            }
+            None => {
+                for &local in locals {
+                    self.declare_local(local, Some((init, Ty::Error)), Target::Binding(local));
+                }
+            }
+        }
+        for &local in locals {
+            self.check_constant_init(local, init);
+        }
+    }
+
+    /// The types of the sizes a declaration evaluates when it runs.
+    fn infer_runtime_sizes(&mut self, local: LocalId) {
         let body = self.body;
         for size in body.runtime_sizes.iter().filter(|size| size.decl == local) {
             let ty = self.infer_expr(size.expr);
@@ -291,9 +410,12 @@ impl<'a> InferCtx<'a> {
                 .help("convert it with `(int)...` if truncating it is meant");
             }
         }
+    }
+
+    /// The type of a declared local, given its initializer's value and type.
+    fn declare_local(&mut self, local: LocalId, init_ty: Option<(ExprId, Ty)>, target: Target) {
         let data = &self.body.locals[local];
         let declared = ty_of_ref(&data.ty);
-        let init_ty = init.map(|init| (init, self.infer_expr(init)));
         let ty = match (&data.ty, init_ty) {
             // `Tensor p = a @ b;`: the shape comes from the initializer.
             (TypeRef::Tensor(dims), Some((init, init_ty))) if dims.is_empty() => match init_ty {
@@ -301,20 +423,17 @@ impl<'a> InferCtx<'a> {
                 Ty::Int | Ty::Float => Ty::tensor(Vec::new()),
                 Ty::Error => Ty::Error,
                 other => {
-                    self.check_coerce(init, &other, &Ty::tensor(Vec::new()), Target::Local(local));
+                    self.check_coerce(init, &other, &Ty::tensor(Vec::new()), target);
                     Ty::Error
                 }
             },
             (_, Some((init, init_ty))) => {
-                self.check_coerce(init, &init_ty, &declared, Target::Local(local));
+                self.check_coerce(init, &init_ty, &declared, target);
                 declared
             }
             (_, None) => declared,
         };
         self.result.local_types.insert(local, ty);
-        if let Some(init) = init {
-            self.check_constant_init(local, init);
-        }
     }
 
     /// A top-level `cns` constant must be computable from constants alone: tests and importing
@@ -566,6 +685,9 @@ impl<'a> InferCtx<'a> {
 #[derive(Debug, Clone)]
 pub(crate) enum Target {
     Local(LocalId),
+    /// A variable of a destructuring declaration, initialised by one element of a tuple: as
+    /// [`Target::Local`], but no fix can rewrite the element alone.
+    Binding(LocalId),
     /// A write through `resolution` (an assignment to a variable or an element of it).
     Assign {
         name: Option<(SmolStr, HirSpan)>,

@@ -373,6 +373,9 @@ impl LintCtx<'_> {
         for (_, stmt) in self.body.stmts.iter() {
             match stmt {
                 Stmt::Decl { local, init: Some(init) } => flows.push((*local, *init)),
+                Stmt::TupleDecl { locals, init } => {
+                    flows.extend(locals.iter().map(|&local| (local, *init)))
+                }
                 Stmt::Index(index) => {
                     if let Some(Resolution::Local(target)) =
                         self.infer.resolution(index.target.tensor)
@@ -581,8 +584,13 @@ impl LintCtx<'_> {
         let mut out: Vec<(LocalId, RelSpan)> =
             params.map(|(&local, param)| (local, param.span)).collect();
         for (stmt, data) in self.body.stmts.iter() {
-            if let Stmt::Decl { local, .. } = data {
-                out.push((*local, self.body.source_map.stmt(stmt)));
+            match data {
+                Stmt::Decl { local, .. } => out.push((*local, self.body.source_map.stmt(stmt))),
+                Stmt::TupleDecl { locals, .. } => {
+                    let span = self.body.source_map.stmt(stmt);
+                    out.extend(locals.iter().map(|&local| (local, span)));
+                }
+                _ => {}
             }
         }
         out

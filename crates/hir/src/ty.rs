@@ -26,6 +26,9 @@ pub enum Ty {
     Tensor(Shape),
     /// A function, or a derivative of one built by `grad`/`jvp`/...: only callable.
     Fn(Box<FnTy>),
+    /// The results of a function of several results, `(float, Tensor[k][2])`: only returned or
+    /// destructured (`(float loss, Tensor p[k][2]) = step(x);`). Its elements are never tuples.
+    Tuple(Vec<Ty>),
     /// The type of an erroneous expression: it has been reported, so nothing that involves it is.
     Error,
 }
@@ -601,6 +604,16 @@ impl fmt::Display for Ty {
                     write!(f, "{param}")?;
                 }
                 write!(f, ") -> {}", fn_ty.ret)
+            }
+            Ty::Tuple(elements) => {
+                f.write_str("(")?;
+                for (i, element) in elements.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{element}")?;
+                }
+                f.write_str(")")
             }
             Ty::Error => f.write_str("{unknown}"),
         }

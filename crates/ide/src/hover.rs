@@ -188,6 +188,32 @@ mod tests {
     }
 
     #[test]
+    fn tuple_results_and_destructured_variables() {
+        let text =
+            "function (float, Tensor[k][2]) step(Tensor x[k][2]) {\n    return (sum(x), x);\n}\n";
+        check(
+            &format!("{text}(float loss, Tensor p$0[n][2]) = step([[1, 2], [3, 4]]);\n"),
+            expect![[r#"
+                p
+                ```nabla
+                Tensor[n][2] p
+                ```
+
+                top-level variable"#]],
+        );
+        check(
+            &format!("{text}step$0([[1, 2]]);\n"),
+            expect![[r#"
+            step
+            ```nabla
+            function (float, Tensor[k][2]) step(Tensor x[k][2])
+            ```
+
+            shape variables: `k`"#]],
+        );
+    }
+
+    #[test]
     fn expression_shape() {
         check(
             "Tensor a[2][3];\nTensor b[3][4];\nprint(a @$0 b);\n",

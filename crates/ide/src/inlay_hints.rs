@@ -59,8 +59,12 @@ pub(crate) fn inlay_hints(
 fn def_hints(db: &dyn hir::Db, def: hir::DefId, hints: &mut Vec<InlayHint>) {
     let body = hir::body(db, def);
     let result = hir::infer(db, def);
-    for (_, stmt) in body.stmts.iter() {
-        let Stmt::Decl { local, init: Some(_) } = stmt else { continue };
+    let declared = body.stmts.iter().flat_map(|(_, stmt)| match stmt {
+        Stmt::Decl { local, init: Some(_) } => std::slice::from_ref(local),
+        Stmt::TupleDecl { locals, .. } => locals.as_slice(),
+        _ => &[],
+    });
+    for local in declared {
         let data = &body.locals[*local];
         if !matches!(&data.ty, TypeRef::Tensor(dims) if dims.is_empty()) {
             continue;

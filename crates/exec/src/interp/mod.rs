@@ -1298,6 +1298,36 @@ impl<'p, 'o> Machine<'p, 'o> {
                         continue 'exec;
                     }
                     Instr::Return { src } => break 'run *src,
+                    Instr::ReturnTuple { items } => {
+                        // SAFETY: the range was verified to lie inside the pool.
+                        let operands = unsafe {
+                            unit.args.get_unchecked(
+                                items.start as usize..(items.start + items.len) as usize,
+                            )
+                        };
+                        // The elements after the first go straight to the slots after the
+                        // caller's `dst`; the first returns as a single result does.
+                        let depth = self.frames.len();
+                        if depth >= 2 && depth - 1 >= stop {
+                            let finished = self.frames[depth - 1];
+                            let caller = self.frames[depth - 2];
+                            if finished.dst != NO_SLOT {
+                                let caller_regs = self.frame_regs(caller.base as usize);
+                                for (i, &item) in operands.iter().enumerate().skip(1) {
+                                    // SAFETY: `dst + results - 1` was verified to lie inside the
+                                    // caller's frame, which lies below this one.
+                                    let (to, from) = unsafe {
+                                        (
+                                            reg(caller_regs, finished.dst + i as u32),
+                                            reg(regs, item.slot()),
+                                        )
+                                    };
+                                    transfer(to, from, item.is_take());
+                                }
+                            }
+                        }
+                        break 'run operands.first().copied();
+                    }
                     Instr::ReturnIntArith { op, a, b } => {
                         let x = int_of(unsafe { reg(regs, *a) });
                         let y = int_of(unsafe { reg(regs, *b) });

@@ -104,22 +104,41 @@ impl UnitLowerer<'_, '_> {
     ) -> Result<Operand> {
         let from = self.ty(expr);
         let span = self.span_of(expr);
-        match conversion(&from, to) {
-            Conversion::None => self.expr(expr, dest),
-            Conversion::IntToFloat => {
-                if let Some(value) = self.const_int(expr) {
-                    let dst = self.dst(dest);
-                    self.emit(Instr::LoadFloat { dst, value: value as f64 }, span);
-                    return Ok(Self::result(dest, dst));
-                }
+        match (conversion(&from, to), self.const_int(expr)) {
+            (Conversion::None, _) => self.expr(expr, dest),
+            (Conversion::IntToFloat, Some(value)) => {
+                let dst = self.dst(dest);
+                self.emit(Instr::LoadFloat { dst, value: value as f64 }, span);
+                Ok(Self::result(dest, dst))
+            }
+            (Conversion::IntToFloat | Conversion::ToTensor, _) => {
                 let operand = self.expr(expr, Dest::Any)?;
+                self.convert(operand, &from, to, dest, span, at.is_some())
+            }
+        }
+    }
+
+    /// Converts a value of type `from` in `operand` to `to`, into `dest`: for a value that is
+    /// not an expression of its own, such as an element of a tuple. `declared` says whether
+    /// `to` is a declared type whose sizes the value must fit.
+    pub(super) fn convert(
+        &mut self,
+        operand: Operand,
+        from: &Ty,
+        to: &Ty,
+        dest: Dest,
+        span: RelSpan,
+        declared: bool,
+    ) -> Result<Operand> {
+        match conversion(from, to) {
+            Conversion::None => Ok(self.place_in(operand, dest, span)),
+            Conversion::IntToFloat => {
                 let dst = self.dst(dest);
                 self.emit(Instr::Cast { kind: CastKind::Float, dst, a: operand }, span);
                 Ok(Self::result(dest, dst))
             }
             Conversion::ToTensor => {
-                let operand = self.expr(expr, Dest::Any)?;
-                let shape = self.target_shape(to, at.is_some())?;
+                let shape = self.target_shape(to, declared)?;
                 let dst = self.dst(dest);
                 let call = BuiltinCall::ToTensor { x: operand, shape };
                 self.emit(Instr::Builtin { dst, call: Box::new(call) }, span);
@@ -139,7 +158,9 @@ impl UnitLowerer<'_, '_> {
     fn expr_inner(&mut self, expr: ExprId, dest: Dest) -> Result<Operand> {
         let span = self.span_of(expr);
         match &self.body.exprs[expr] {
-            Expr::Missing | Expr::Transform { .. } => Err(self.internal("this expression", span)),
+            Expr::Missing | Expr::Transform { .. } | Expr::Tuple(_) => {
+                Err(self.internal("this expression", span))
+            }
             Expr::Literal(literal) => {
                 let dst = self.dst(dest);
                 match literal {
@@ -963,6 +984,13 @@ impl UnitLowerer<'_, '_> {
                     let params: Vec<Ty> =
                         signature.params.iter().map(|p| hir::ty_of_ref(&p.ty)).collect();
                     let void = signature.ret == TypeRef::Void;
+                    let results = match &signature.ret {
+                        TypeRef::Tuple(elements) => elements.len(),
+                        _ => 1,
+                    };
+                    if results > 1 {
+                        return self.tuple_call(unit, &args, &params, results, dest, span);
+                    }
                     if let Some((a, op, imm)) = self.int_imm_argument(&args, &params)? {
                         let (dst, result) = match (dest, void) {
                             (None, _) | (_, true) => (NO_SLOT, Operand::copy(NO_SLOT)),
@@ -993,6 +1021,33 @@ impl UnitLowerer<'_, '_> {
             },
             _ => Err(self.internal("a call of this expression", span)),
         }
+    }
+
+    /// A call of a function of several results: its elements land in `results` consecutive
+    /// temporaries (see [`crate::code::Unit::results`]), and the operand takes the first.
+    fn tuple_call(
+        &mut self,
+        unit: u32,
+        args: &[ExprId],
+        params: &[Ty],
+        results: usize,
+        dest: Option<Dest>,
+        span: RelSpan,
+    ) -> Result<Operand> {
+        let operands = self.arguments(args, params)?;
+        let dst = match dest {
+            None => NO_SLOT,
+            Some(_) => {
+                let first = self.temp();
+                for _ in 1..results {
+                    self.temp();
+                }
+                first
+            }
+        };
+        let args = self.arg_range(&operands);
+        self.emit(Instr::Call { unit, dst, args }, span);
+        Ok(Operand::take(dst))
     }
 
     /// For a call whose only argument is `x op imm` on integers with an `int` parameter

@@ -346,7 +346,7 @@ impl ProgramBuilder<'_> {
         }
         let value = match (entry, root.last().map(|&stmt| &body.stmts[stmt])) {
             (Some(Entry { returns_value: true, .. }), Some(&hir::Stmt::Expr(expr)))
-                if !matches!(infer.type_of_expr(expr), Ty::Void | Ty::Error) =>
+                if !matches!(infer.type_of_expr(expr), Ty::Void | Ty::Error | Ty::Tuple(_)) =>
             {
                 root.pop();
                 Some(expr)
@@ -359,6 +359,9 @@ impl ProgramBuilder<'_> {
             let constant = match body.stmts[stmt] {
                 hir::Stmt::Decl { local, .. } => {
                     body.locals[local].qualifier == Some(Qualifier::Cns)
+                }
+                hir::Stmt::TupleDecl { ref locals, .. } => {
+                    locals.iter().any(|&local| body.locals[local].qualifier == Some(Qualifier::Cns))
                 }
                 _ => false,
             };
@@ -383,10 +386,18 @@ impl ProgramBuilder<'_> {
         // Falling off the end returns nothing; jumps past the last statement land here too.
         lowerer.emit(Instr::Return { src: result }, end);
         let n_params = body.params.len() as u32;
+        let results = match def.kind(db) {
+            DefKind::Function => match &hir::signature(db, def).ret {
+                TypeRef::Tuple(elements) => elements.len() as u32,
+                _ => 1,
+            },
+            _ => 1,
+        };
         let mut unit = Unit {
             name,
             def,
             n_params,
+            results,
             base_case: Unit::base_case_of(&lowerer.code, n_params),
             n_slots: lowerer.max_slots,
             code: lowerer.code,

@@ -130,6 +130,7 @@ impl UnitLowerer<'_, '_> {
             }
             Stmt::Return(value) => self.return_stmt(*value, span),
             Stmt::Index(index) => self.index_stmt(index, span),
+            Stmt::TupleDecl { locals, init } => self.tuple_decl(locals, *init, span),
         };
         self.next_temp = mark;
         self.snapshot = saved;
@@ -247,6 +248,7 @@ impl UnitLowerer<'_, '_> {
             Stmt::If { branches, .. } => branches.iter().map(|b| b.cond).collect(),
             Stmt::Loop { cond, step, .. } => cond.iter().chain(step).copied().collect(),
             Stmt::Return(value) => value.iter().copied().collect(),
+            Stmt::TupleDecl { init, .. } => vec![*init],
             Stmt::Index(index) => index
                 .factors
                 .iter()
@@ -269,24 +271,9 @@ impl UnitLowerer<'_, '_> {
 
     fn decl(&mut self, local: hir::LocalId, init: Option<ExprId>, span: RelSpan) -> Result<()> {
         // The sizes the declaration reads when it runs, before its initializer.
-        let body = self.body;
-        for size in body.runtime_sizes.iter().filter(|size| size.decl == local) {
-            match self.place_of(size.var)? {
-                Place::Slot(slot) => {
-                    let value = self.value_as(size.expr, &Ty::Int, Dest::Slot(slot), None)?;
-                    if value.slot() != slot {
-                        self.emit(Instr::Copy { dst: slot, src: value }, span);
-                    }
-                }
-                Place::Global(global) => {
-                    let value = self.value_as(size.expr, &Ty::Int, Dest::Any, None)?;
-                    self.emit(Instr::StoreGlobal { global, src: value }, span);
-                }
-            }
-        }
+        self.runtime_sizes(local, span)?;
         let place = self.place_of(local)?;
         let declared = self.infer.type_of_local(local).clone();
-        let name = self.body.locals[local].name.to_string();
         let local_span = self.body.source_map.local(local);
         let slot = match place {
             Place::Slot(slot) => slot,
@@ -318,6 +305,73 @@ impl UnitLowerer<'_, '_> {
                 self.emit(Instr::Zero { dst: slot, kind: Box::new(kind) }, span);
             }
         }
+        let init_ty = init.map(|init| self.ty(init));
+        self.finish_decl(local, place, slot, init_ty.as_ref(), span)
+    }
+
+    /// `(float loss, Tensor p[k][2]) = step(x);`: the call leaves its results in consecutive
+    /// temporaries, and each binding takes its element as a declaration takes its initializer.
+    fn tuple_decl(&mut self, locals: &[hir::LocalId], init: ExprId, span: RelSpan) -> Result<()> {
+        let Ty::Tuple(elements) = self.ty(init) else {
+            return Err(self.internal("a destructuring of something not a tuple", span));
+        };
+        if elements.len() != locals.len() {
+            return Err(self.internal("a destructuring of a tuple of another length", span));
+        }
+        for &local in locals {
+            self.runtime_sizes(local, span)?;
+        }
+        let first = self.expr(init, Dest::Any)?.slot();
+        for (i, (&local, element)) in locals.iter().zip(&elements).enumerate() {
+            let place = self.place_of(local)?;
+            let declared = self.infer.type_of_local(local).clone();
+            let slot = match place {
+                Place::Slot(slot) => slot,
+                Place::Global(_) => self.temp(),
+            };
+            let item = Operand::take(first + i as u32);
+            let value = self.convert(item, element, &declared, Dest::Slot(slot), span, true)?;
+            if value.slot() != slot {
+                self.emit(Instr::Copy { dst: slot, src: value }, span);
+            }
+            self.finish_decl(local, place, slot, Some(element), span)?;
+        }
+        Ok(())
+    }
+
+    /// Evaluates the sizes a declaration reads when it runs.
+    fn runtime_sizes(&mut self, local: hir::LocalId, span: RelSpan) -> Result<()> {
+        let body = self.body;
+        for size in body.runtime_sizes.iter().filter(|size| size.decl == local) {
+            match self.place_of(size.var)? {
+                Place::Slot(slot) => {
+                    let value = self.value_as(size.expr, &Ty::Int, Dest::Slot(slot), None)?;
+                    if value.slot() != slot {
+                        self.emit(Instr::Copy { dst: slot, src: value }, span);
+                    }
+                }
+                Place::Global(global) => {
+                    let value = self.value_as(size.expr, &Ty::Int, Dest::Any, None)?;
+                    self.emit(Instr::StoreGlobal { global, src: value }, span);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A declared local whose value is in `slot`: a `var` becomes a leaf, the declared
+    /// dimensions are checked against the value of type `init_ty` (and bind fresh shape
+    /// variables), and a global is stored.
+    fn finish_decl(
+        &mut self,
+        local: hir::LocalId,
+        place: Place,
+        slot: crate::code::Slot,
+        init_ty: Option<&Ty>,
+        span: RelSpan,
+    ) -> Result<()> {
+        let declared = self.infer.type_of_local(local).clone();
+        let name = self.body.locals[local].name.to_string();
         if self.is_var(local) {
             self.emit(Instr::Leaf { slot }, span);
         }
@@ -326,12 +380,11 @@ impl UnitLowerer<'_, '_> {
         // its own (`n / 2` must divide, `n - 1` must not be negative).
         if let hir::TypeRef::Tensor(dims) = &self.body.locals[local].ty
             && !dims.is_empty()
-            && let Some(init) = init
+            && let Some(value_ty) = init_ty
         {
-            let value_ty = self.ty(init);
             let fresh = self.body.locals.iter().any(|(_, data)| data.bound_by == Some(local));
             let valid = dims.iter().all(Dim::is_always_valid);
-            if fresh || !valid || !shape_proven(&declared, &value_ty) {
+            if fresh || !valid || !shape_proven(&declared, value_ty) {
                 let declared_text = hir::ty_of_ref(&self.body.locals[local].ty).to_string();
                 let vars = self.size_vars(dims)?;
                 for dims in self.decl_checks(local, true)? {
@@ -394,27 +447,13 @@ impl UnitLowerer<'_, '_> {
         };
         let signature = hir::signature(self.db(), self.def);
         let ret_ref = signature.ret.clone();
+        if let hir::TypeRef::Tuple(expected) = &ret_ref {
+            return self.return_tuple(value, expected, span);
+        }
         let ret = hir::ty_of_ref(&ret_ref);
         let value_ty = self.ty(value);
         let operand = self.value_as(value, &ret, Dest::Any, Some(span))?;
-        // As for a declaration: a size such as `n / 2` is checked even where the value's shape
-        // is proven equal to it, since it must also be a whole number.
-        let needs_check = matches!(&ret_ref, hir::TypeRef::Tensor(d)
-            if !d.is_empty() && (!d.iter().all(Dim::is_always_valid) || !shape_proven(&ret, &value_ty)));
-        if needs_check && let hir::TypeRef::Tensor(dims) = &ret_ref {
-            let slot = operand.slot();
-            let vars = self.size_vars(dims)?;
-            for dims in self.return_checks(dims)? {
-                let check = self.add_check(ShapeCheck {
-                    context: CheckContext::Return { function: self.function_name.clone() },
-                    declared: ret.to_string(),
-                    vars: vars.clone(),
-                    dims,
-                    ranked: true,
-                });
-                self.emit(Instr::CheckShape { slot, check }, span);
-            }
-        }
+        self.check_returned(operand, &ret_ref, &value_ty, span)?;
         // `return a + b;` on ints: the arithmetic that made the temporary returns it directly.
         let fusable = ret == Ty::Int && operand.is_take() && self.last_bound != Some(self.here());
         if fusable
@@ -426,6 +465,82 @@ impl UnitLowerer<'_, '_> {
             return Ok(());
         }
         self.emit(Instr::Return { src: Some(operand) }, span);
+        Ok(())
+    }
+
+    /// `return (a, b);`, or `return g(x);` of a function of several results: each element
+    /// converted to its declared type and checked, then one [`Instr::ReturnTuple`].
+    fn return_tuple(
+        &mut self,
+        value: ExprId,
+        expected: &[hir::TypeRef],
+        span: RelSpan,
+    ) -> Result<()> {
+        let mut items = Vec::with_capacity(expected.len());
+        match &self.body.exprs[value] {
+            Expr::Tuple(elements) => {
+                if elements.len() != expected.len() {
+                    return Err(self.internal("a tuple of another length", span));
+                }
+                for (&element, ret_ref) in elements.clone().iter().zip(expected) {
+                    let ret = hir::ty_of_ref(ret_ref);
+                    let value_ty = self.ty(element);
+                    let operand = self.value_as(element, &ret, Dest::Any, Some(span))?;
+                    self.check_returned(operand, ret_ref, &value_ty, span)?;
+                    items.push(operand);
+                }
+            }
+            _ => {
+                let Ty::Tuple(actual) = self.ty(value) else {
+                    return Err(self.internal("a return of something not a tuple", span));
+                };
+                if actual.len() != expected.len() {
+                    return Err(self.internal("a tuple of another length", span));
+                }
+                let first = self.expr(value, Dest::Any)?.slot();
+                for (i, (value_ty, ret_ref)) in actual.iter().zip(expected).enumerate() {
+                    let ret = hir::ty_of_ref(ret_ref);
+                    let item = Operand::take(first + i as u32);
+                    let operand = self.convert(item, value_ty, &ret, Dest::Any, span, true)?;
+                    self.check_returned(operand, ret_ref, value_ty, span)?;
+                    items.push(operand);
+                }
+            }
+        }
+        let items = self.arg_range(&items);
+        self.emit(Instr::ReturnTuple { items }, span);
+        Ok(())
+    }
+
+    /// Checks a returned value of type `value_ty` against the declared result type: as for a
+    /// declaration, a size such as `n / 2` is checked even where the value's shape is proven
+    /// equal to it, since it must also be a whole number.
+    fn check_returned(
+        &mut self,
+        operand: Operand,
+        ret_ref: &hir::TypeRef,
+        value_ty: &Ty,
+        span: RelSpan,
+    ) -> Result<()> {
+        let hir::TypeRef::Tensor(dims) = ret_ref else { return Ok(()) };
+        let ret = hir::ty_of_ref(ret_ref);
+        if dims.is_empty()
+            || (dims.iter().all(Dim::is_always_valid) && shape_proven(&ret, value_ty))
+        {
+            return Ok(());
+        }
+        let slot = operand.slot();
+        let vars = self.size_vars(dims)?;
+        for dims in self.return_checks(dims)? {
+            let check = self.add_check(ShapeCheck {
+                context: CheckContext::Return { function: self.function_name.clone() },
+                declared: ret.to_string(),
+                vars: vars.clone(),
+                dims,
+                ranked: true,
+            });
+            self.emit(Instr::CheckShape { slot, check }, span);
+        }
         Ok(())
     }
 

@@ -153,6 +153,22 @@ struct Lowerer<'db> {
     runtime_sizes: Vec<(LocalId, ExprId)>,
 }
 
+/// One variable a declaration or a destructuring declaration declares (see
+/// [`Lowerer::declare`]).
+struct Declared {
+    qualifier: Option<Qualifier>,
+    qualifier_syntax: Option<ast::Qualifier>,
+    ty: Option<ast::Type>,
+    name: Option<ast::Name>,
+    dims: Vec<ast::Dim>,
+    has_init: bool,
+    /// The initializer's syntax, for the value of a `cns int`.
+    init_expr: Option<ast::Expr>,
+    span: RelSpan,
+    /// Whether a misused qualifier is still to be reported (once per declaration).
+    report_qualifier: bool,
+}
+
 /// How the walk treats a name in a dimension that nothing binds.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum FreeDims {
@@ -333,9 +349,16 @@ impl<'db> Lowerer<'db> {
         self.check_determined(&dims, &|_| true, "the parameters' extents");
         if let Some(ret) = fn_def.ret_type() {
             self.signature.ret_span = Some(self.span(ret.syntax()));
-            self.signature.ret = match ret.ty() {
-                Some(ty) => self.lower_type(&ty, Vec::new(), FreeDims::Allow),
-                None => TypeRef::Error,
+            self.signature.ret = match (ret.ty(), ret.tuple_type()) {
+                (Some(ty), _) => self.lower_type(&ty, Vec::new(), FreeDims::Allow),
+                (None, Some(tuple)) => {
+                    let elements = tuple
+                        .types()
+                        .map(|ty| self.lower_type(&ty, Vec::new(), FreeDims::Allow))
+                        .collect();
+                    TypeRef::Tuple(elements)
+                }
+                (None, None) => TypeRef::Error,
             };
         }
         if let Some(block) = fn_def.block() {
@@ -497,6 +520,7 @@ impl<'db> Lowerer<'db> {
                 if is_break { Stmt::Break } else { Stmt::Continue }
             }
             ast::Stmt::ReturnStmt(ret) => Stmt::Return(ret.expr().map(|e| self.lower_expr(&e))),
+            ast::Stmt::TupleDecl(decl) => self.lower_tuple_decl(decl, span),
         };
         vec![self.alloc_stmt(lowered, span)]
     }
@@ -514,86 +538,141 @@ impl<'db> Lowerer<'db> {
         let mut reported_qualifier = false;
         for declarator in decl.declarators() {
             let span = self.span(declarator.syntax());
-            let name = declarator.name().map(|n| SmolStr::new(n.text())).unwrap_or_default();
-            let name_span = declarator.name().map_or(span, |n| self.span(n.syntax()));
             let init_expr = declarator.initializer().and_then(|init| init.expr());
-            let has_init = declarator.initializer().is_some();
             // The initializer is in the scope before the name: `int x = x;` reads an outer `x`.
             let init = init_expr.as_ref().map(|e| self.lower_expr(e));
-            let dims: Vec<ast::Dim> = declarator.dims().collect();
-            let free = if has_init { FreeDims::BindFromInit } else { FreeDims::Declare };
-            let (ty, fresh) = match decl.ty() {
-                Some(ty) => self.lower_decl_type(&ty, dims, free),
-                None => (TypeRef::Error, Vec::new()),
-            };
-            if !reported_qualifier {
-                let errors = self.body.diagnostics.len();
-                self.check_qualified_type(qualifier, &ty, &decl.qualifier(), span, false);
-                reported_qualifier = self.body.diagnostics.len() > errors;
-            }
-            if ty == TypeRef::Void {
-                self.error(
-                    Code::VoidValue,
-                    name_span,
-                    format!("variable `{name}` cannot have type void"),
-                );
-            }
-            if qualifier == Some(Qualifier::Cns) && !has_init {
-                let insert_at = self.hir_span(self.range_span(TextRange::empty(span.range.end())));
-                self.error(
-                    Code::CnsWithoutInit,
-                    name_span,
-                    format!("constant `{name}` must be initialised"),
-                )
-                .help(format!("give it a value: `{name} = ...`"))
-                .fix_insert("add an initializer", insert_at, " = 0");
-            }
-            let const_value = match (&ty, qualifier, &init_expr) {
-                (TypeRef::Int, Some(Qualifier::Cns), Some(expr)) => {
-                    const_eval(expr, &|n| self.const_of(n))
-                }
-                _ => None,
-            };
-            let local = self.alloc_local(
-                Local {
-                    name: name.clone(),
-                    qualifier,
-                    ty,
-                    kind: LocalKind::Variable,
-                    const_value,
-                    scope_depth: self.depth(),
-                    bound_by: None,
-                },
-                name_span,
-            );
-            self.bind(&name, local);
-            for (var, expr) in std::mem::take(&mut self.runtime_sizes) {
-                // Like the shape variables its initializer binds, a size a `cns` declaration
-                // evaluates is a constant that functions and importers may read.
-                self.body.locals[var].qualifier = qualifier.filter(|&q| q == Qualifier::Cns);
-                self.body.runtime_sizes.push(RuntimeSize { decl: local, var, expr });
-            }
-            if !fresh.is_empty()
-                && let TypeRef::Tensor(dims) = &self.body.locals[local].ty
-            {
-                let dims = dims.clone();
-                let def = self.def;
-                let is_fresh = |var: &SizeVar| var.def == def && fresh.contains(&var.local);
-                self.check_determined(&dims, &is_fresh, "the initializer's extents");
-            }
-            // The shape variables the initializer binds are named after the declaration's name.
-            for var in fresh {
-                let data = &mut self.body.locals[var];
-                data.bound_by = Some(local);
-                // Read-only either way (its kind says so), but only a `cns` declaration makes it
-                // a constant that functions, tests and importers may read.
-                data.qualifier = qualifier.filter(|&q| q == Qualifier::Cns);
-                let var_name = data.name.clone();
-                self.bind(&var_name, var);
-            }
-            stmts.push(self.alloc_stmt(Stmt::Decl { local, init }, span));
+            let local = self.declare(Declared {
+                qualifier,
+                qualifier_syntax: decl.qualifier(),
+                ty: decl.ty(),
+                name: declarator.name(),
+                dims: declarator.dims().collect(),
+                has_init: declarator.initializer().is_some(),
+                init_expr,
+                span,
+                report_qualifier: !reported_qualifier,
+            });
+            reported_qualifier |= local.1;
+            stmts.push(self.alloc_stmt(Stmt::Decl { local: local.0, init }, span));
         }
         stmts
+    }
+
+    /// `(float loss, Tensor p[k][2]) = step(x);`: the initializer first, then each binding as a
+    /// declaration initialised by its element.
+    fn lower_tuple_decl(&mut self, decl: &ast::TupleDecl, span: RelSpan) -> Stmt {
+        let init = match decl.initializer().and_then(|init| init.expr()) {
+            Some(expr) => self.lower_expr(&expr),
+            None => self.alloc_expr(Expr::Missing, span),
+        };
+        let mut locals = Vec::new();
+        for binding in decl.tuple_bindings() {
+            let binding_span = self.span(binding.syntax());
+            let (local, _) = self.declare(Declared {
+                qualifier: qualifier_of(binding.qualifier()),
+                qualifier_syntax: binding.qualifier(),
+                ty: binding.ty(),
+                name: binding.name(),
+                dims: binding.dims().collect(),
+                has_init: true,
+                init_expr: None,
+                span: binding_span,
+                report_qualifier: true,
+            });
+            locals.push(local);
+        }
+        Stmt::TupleDecl { locals, init }
+    }
+
+    /// Declares one variable after its initializer was lowered: its type (binding the shape
+    /// variables its initializer determines), qualifier checks and scope. Returns the local and
+    /// whether a misused qualifier was reported.
+    fn declare(&mut self, declared: Declared) -> (LocalId, bool) {
+        let Declared {
+            qualifier,
+            qualifier_syntax,
+            ty,
+            name,
+            dims,
+            has_init,
+            init_expr,
+            span,
+            report_qualifier,
+        } = declared;
+        let name_span = name.as_ref().map_or(span, |n| self.span(n.syntax()));
+        let name = name.map(|n| SmolStr::new(n.text())).unwrap_or_default();
+        let free = if has_init { FreeDims::BindFromInit } else { FreeDims::Declare };
+        let (ty, fresh) = match ty {
+            Some(ty) => self.lower_decl_type(&ty, dims, free),
+            None => (TypeRef::Error, Vec::new()),
+        };
+        let mut reported_qualifier = false;
+        if report_qualifier {
+            let errors = self.body.diagnostics.len();
+            self.check_qualified_type(qualifier, &ty, &qualifier_syntax, span, false);
+            reported_qualifier = self.body.diagnostics.len() > errors;
+        }
+        if ty == TypeRef::Void {
+            self.error(
+                Code::VoidValue,
+                name_span,
+                format!("variable `{name}` cannot have type void"),
+            );
+        }
+        if qualifier == Some(Qualifier::Cns) && !has_init {
+            let insert_at = self.hir_span(self.range_span(TextRange::empty(span.range.end())));
+            self.error(
+                Code::CnsWithoutInit,
+                name_span,
+                format!("constant `{name}` must be initialised"),
+            )
+            .help(format!("give it a value: `{name} = ...`"))
+            .fix_insert("add an initializer", insert_at, " = 0");
+        }
+        let const_value = match (&ty, qualifier, &init_expr) {
+            (TypeRef::Int, Some(Qualifier::Cns), Some(expr)) => {
+                const_eval(expr, &|n| self.const_of(n))
+            }
+            _ => None,
+        };
+        let local = self.alloc_local(
+            Local {
+                name: name.clone(),
+                qualifier,
+                ty,
+                kind: LocalKind::Variable,
+                const_value,
+                scope_depth: self.depth(),
+                bound_by: None,
+            },
+            name_span,
+        );
+        self.bind(&name, local);
+        for (var, expr) in std::mem::take(&mut self.runtime_sizes) {
+            // Like the shape variables its initializer binds, a size a `cns` declaration
+            // evaluates is a constant that functions and importers may read.
+            self.body.locals[var].qualifier = qualifier.filter(|&q| q == Qualifier::Cns);
+            self.body.runtime_sizes.push(RuntimeSize { decl: local, var, expr });
+        }
+        if !fresh.is_empty()
+            && let TypeRef::Tensor(dims) = &self.body.locals[local].ty
+        {
+            let dims = dims.clone();
+            let def = self.def;
+            let is_fresh = |var: &SizeVar| var.def == def && fresh.contains(&var.local);
+            self.check_determined(&dims, &is_fresh, "the initializer's extents");
+        }
+        // The shape variables the initializer binds are named after the declaration's name.
+        for var in fresh {
+            let data = &mut self.body.locals[var];
+            data.bound_by = Some(local);
+            // Read-only either way (its kind says so), but only a `cns` declaration makes it
+            // a constant that functions, tests and importers may read.
+            data.qualifier = qualifier.filter(|&q| q == Qualifier::Cns);
+            let var_name = data.name.clone();
+            self.bind(&var_name, var);
+        }
+        (local, reported_qualifier)
     }
 
     fn const_of(&self, name: &str) -> Option<i64> {
@@ -1015,6 +1094,9 @@ impl<'db> Lowerer<'db> {
             }
             ast::Expr::TensorLit(lit) => {
                 Expr::TensorLit(lit.exprs().map(|e| self.lower_expr(&e)).collect())
+            }
+            ast::Expr::TupleExpr(tuple) => {
+                Expr::Tuple(tuple.exprs().map(|e| self.lower_expr(&e)).collect())
             }
             ast::Expr::CallExpr(call) => return self.lower_call(call, span),
             ast::Expr::IndexExpr(index) => {

@@ -122,8 +122,18 @@ impl InferCtx<'_> {
         }
     }
 
+    /// The types of a call's arguments. No function or built-in takes a tuple: one is reported
+    /// here, once for every callee, and typed as an error.
     pub(crate) fn infer_args(&mut self, args: &[ExprId]) -> Vec<Ty> {
-        args.iter().map(|&arg| self.infer_expr(arg)).collect()
+        args.iter()
+            .map(|&arg| match self.infer_expr(arg) {
+                ty @ Ty::Tuple(_) => {
+                    self.check_value(arg, &ty);
+                    Ty::Error
+                }
+                ty => ty,
+            })
+            .collect()
     }
 
     /// Checks the arguments against the callee's parameters, binding its shape variables, and
@@ -525,6 +535,24 @@ impl InferCtx<'_> {
             }
             return None;
         }
+        if let Ty::Tuple(elements) = &ret {
+            let count = elements.len();
+            let diagnostic = self.report(
+                Code::TransformOfTuple,
+                span,
+                format!(
+                    "`{}` differentiates a function of one result, but `{name}` returns {count} values: {ret}",
+                    op.name()
+                ),
+            );
+            diagnostic.help(format!(
+                "differentiate a function that calls `{name}` and returns the one result to differentiate"
+            ));
+            if let Some(decl) = base.decl {
+                diagnostic.label(decl, format!("`{name}` returns {ret}"));
+            }
+            return None;
+        }
         let needs_scalar = matches!(op, TransformOp::Grad | TransformOp::Hessian);
         if needs_scalar && !ret.is_one_element() {
             let diagnostic = self.report(
@@ -601,6 +629,9 @@ pub(crate) fn substitute(ty: &Ty, substitution: &[(SizeVar, Dim)]) -> Ty {
                 })
                 .collect(),
         ),
+        Ty::Tuple(elements) => {
+            Ty::Tuple(elements.iter().map(|element| substitute(element, substitution)).collect())
+        }
         other => other.clone(),
     }
 }

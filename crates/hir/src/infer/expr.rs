@@ -18,6 +18,18 @@ use crate::{
     },
 };
 
+/// A declaration of a tuple's `i`-th element, for help texts: `float v0`, `Tensor v1[3]`.
+fn binding_text(ty: &Ty, i: usize) -> String {
+    match ty {
+        Ty::Tensor(Shape::Ranked(dims)) => {
+            let dims: String = dims.iter().map(|dim| format!("[{dim}]")).collect();
+            format!("Tensor v{i}{dims}")
+        }
+        Ty::Tensor(Shape::Unranked) => format!("Tensor v{i}"),
+        other => format!("{other} v{i}"),
+    }
+}
+
 /// Operand descriptions longer than this are replaced by "the left operand" and such.
 const MAX_QUOTED: usize = 32;
 
@@ -113,9 +125,41 @@ impl InferCtx<'_> {
                 self.infer_condition(cond);
                 let then_ty = self.infer_expr(then_branch);
                 let else_ty = self.infer_expr(else_branch);
+                for (branch, ty) in [(then_branch, &then_ty), (else_branch, &else_ty)] {
+                    if matches!(ty, Ty::Tuple(_)) && !self.check_value(branch, ty) {
+                        return Ty::Error;
+                    }
+                }
                 self.join_branches(else_branch, &then_ty, &else_ty)
             }
+            Expr::Tuple(elements) => {
+                // `return (a, b);` types its tuple itself (see `infer_return`): anywhere else a
+                // tuple expression has nowhere to go.
+                for &element in &elements.clone() {
+                    let ty = self.infer_expr(element);
+                    self.check_value(element, &ty);
+                }
+                let span = self.expr_span(expr);
+                self.report(
+                    Code::TupleValue,
+                    span,
+                    "a tuple `(a, b)` can only be the value of `return` in a function of several results".to_owned(),
+                )
+                .help("a function of several results is declared `function (float, Tensor[n]) f(...)`");
+                Ty::Error
+            }
         }
+    }
+
+    /// The types of a tuple expression's elements, each checked as a value.
+    pub(crate) fn infer_tuple_elements(&mut self, elements: &[ExprId]) -> Vec<Ty> {
+        elements
+            .iter()
+            .map(|&element| {
+                let ty = self.infer_expr(element);
+                if self.check_value(element, &ty) { ty } else { Ty::Error }
+            })
+            .collect()
     }
 
     /// The type of a name, recording its resolution.
@@ -250,6 +294,24 @@ impl InferCtx<'_> {
                     span,
                     "a function can only be called".to_owned(),
                 );
+                false
+            }
+            Ty::Tuple(elements) => {
+                let count = elements.len();
+                self.report(
+                    Code::TupleValue,
+                    span,
+                    format!("this is a tuple of {count} values, {ty}: a tuple can only be returned or destructured"),
+                )
+                .help(format!(
+                    "take its values apart first: `({}) = ...;`",
+                    elements
+                        .iter()
+                        .enumerate()
+                        .map(|(i, element)| binding_text(element, i))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
                 false
             }
             _ => true,
@@ -946,7 +1008,7 @@ impl InferCtx<'_> {
                     return;
                 }
                 let (message, label) = match &target {
-                    Target::Local(local) => {
+                    Target::Local(local) | Target::Binding(local) => {
                         let name = self.body.locals[*local].name.clone();
                         (
                             format!(
@@ -988,7 +1050,7 @@ impl InferCtx<'_> {
             }
             (expected, actual) => {
                 let message = match &target {
-                    Target::Local(local) => {
+                    Target::Local(local) | Target::Binding(local) => {
                         let name = &self.body.locals[*local].name;
                         format!("`{name}` is declared {expected}, but its initializer is {actual}")
                     }
@@ -1008,7 +1070,10 @@ impl InferCtx<'_> {
                         )
                     }
                 };
-                let cast = matches!(expected, Ty::Int | Ty::Float | Ty::Char | Ty::Bool)
+                // A cast of a tuple's element alone cannot be written in place.
+                let whole = !matches!(target, Target::Binding(_));
+                let cast = whole
+                    && matches!(expected, Ty::Int | Ty::Float | Ty::Char | Ty::Bool)
                     && matches!(actual, Ty::Int | Ty::Float | Ty::Char | Ty::Bool);
                 let param = match &target {
                     Target::Argument { param, .. } => *param,
@@ -1021,7 +1086,10 @@ impl InferCtx<'_> {
                     diagnostic
                         .fixes
                         .push(HirFix { label: format!("cast to {expected}"), edits: cast_edits });
-                } else if matches!(expected, Ty::Float | Ty::Int) && actual.rank() == Some(0) {
+                } else if whole
+                    && matches!(expected, Ty::Float | Ty::Int)
+                    && actual.rank() == Some(0)
+                {
                     // A rank-0 tensor has no element to index: it converts with a cast.
                     diagnostic.help(format!("convert the rank-0 tensor with `({expected})...`"));
                     diagnostic

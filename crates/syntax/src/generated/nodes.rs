@@ -194,6 +194,9 @@ impl RetType {
     pub fn ty(&self) -> Option<Type> {
         support::child(&self.syntax)
     }
+    pub fn tuple_type(&self) -> Option<TupleType> {
+        support::child(&self.syntax)
+    }
 }
 impl AstNode for RetType {
     fn can_cast(kind: SyntaxKind) -> bool {
@@ -274,6 +277,41 @@ impl AstNode for Block {
     }
 }
 impl std::fmt::Display for Block {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self.syntax(), f)
+    }
+}
+#[doc = " The `TupleType` node of `nabla.ungram`."]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TupleType {
+    pub(crate) syntax: SyntaxNode,
+}
+impl TupleType {
+    pub fn l_paren_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::L_PAREN)
+    }
+    pub fn types(&self) -> AstChildren<Type> {
+        support::children(&self.syntax)
+    }
+    pub fn comma_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::COMMA)
+    }
+    pub fn r_paren_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::R_PAREN)
+    }
+}
+impl AstNode for TupleType {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == SyntaxKind::TUPLE_TYPE
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        if Self::can_cast(syntax.kind()) { Some(Self { syntax }) } else { None }
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+impl std::fmt::Display for TupleType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         std::fmt::Display::fmt(self.syntax(), f)
     }
@@ -657,6 +695,50 @@ impl std::fmt::Display for ReturnStmt {
         std::fmt::Display::fmt(self.syntax(), f)
     }
 }
+#[doc = " The `TupleDecl` node of `nabla.ungram`."]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TupleDecl {
+    pub(crate) syntax: SyntaxNode,
+}
+impl TupleDecl {
+    pub fn l_paren_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::L_PAREN)
+    }
+    pub fn tuple_bindings(&self) -> AstChildren<TupleBinding> {
+        support::children(&self.syntax)
+    }
+    pub fn comma_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::COMMA)
+    }
+    pub fn r_paren_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::R_PAREN)
+    }
+    pub fn eq_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::EQ)
+    }
+    pub fn initializer(&self) -> Option<Initializer> {
+        support::child(&self.syntax)
+    }
+    pub fn semicolon_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::SEMICOLON)
+    }
+}
+impl AstNode for TupleDecl {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == SyntaxKind::TUPLE_DECL
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        if Self::can_cast(syntax.kind()) { Some(Self { syntax }) } else { None }
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+impl std::fmt::Display for TupleDecl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self.syntax(), f)
+    }
+}
 #[doc = " The `Declarator` node of `nabla.ungram`."]
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Declarator {
@@ -714,6 +796,41 @@ impl AstNode for Initializer {
     }
 }
 impl std::fmt::Display for Initializer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self.syntax(), f)
+    }
+}
+#[doc = " The `TupleBinding` node of `nabla.ungram`."]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TupleBinding {
+    pub(crate) syntax: SyntaxNode,
+}
+impl TupleBinding {
+    pub fn qualifier(&self) -> Option<Qualifier> {
+        support::child(&self.syntax)
+    }
+    pub fn ty(&self) -> Option<Type> {
+        support::child(&self.syntax)
+    }
+    pub fn name(&self) -> Option<Name> {
+        support::child(&self.syntax)
+    }
+    pub fn dims(&self) -> AstChildren<Dim> {
+        support::children(&self.syntax)
+    }
+}
+impl AstNode for TupleBinding {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == SyntaxKind::TUPLE_BINDING
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        if Self::can_cast(syntax.kind()) { Some(Self { syntax }) } else { None }
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+impl std::fmt::Display for TupleBinding {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         std::fmt::Display::fmt(self.syntax(), f)
     }
@@ -1244,6 +1361,41 @@ impl std::fmt::Display for TernaryExpr {
         std::fmt::Display::fmt(self.syntax(), f)
     }
 }
+#[doc = " The `TupleExpr` node of `nabla.ungram`."]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TupleExpr {
+    pub(crate) syntax: SyntaxNode,
+}
+impl TupleExpr {
+    pub fn l_paren_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::L_PAREN)
+    }
+    pub fn exprs(&self) -> AstChildren<Expr> {
+        support::children(&self.syntax)
+    }
+    pub fn comma_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::COMMA)
+    }
+    pub fn r_paren_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::R_PAREN)
+    }
+}
+impl AstNode for TupleExpr {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == SyntaxKind::TUPLE_EXPR
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        if Self::can_cast(syntax.kind()) { Some(Self { syntax }) } else { None }
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+impl std::fmt::Display for TupleExpr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self.syntax(), f)
+    }
+}
 #[doc = " The `ArgList` node of `nabla.ungram`."]
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ArgList {
@@ -1465,6 +1617,7 @@ pub enum Stmt {
     BreakStmt(BreakStmt),
     ContinueStmt(ContinueStmt),
     ReturnStmt(ReturnStmt),
+    TupleDecl(TupleDecl),
 }
 impl From<VarDecl> for Stmt {
     fn from(node: VarDecl) -> Stmt {
@@ -1506,6 +1659,11 @@ impl From<ReturnStmt> for Stmt {
         Stmt::ReturnStmt(node)
     }
 }
+impl From<TupleDecl> for Stmt {
+    fn from(node: TupleDecl) -> Stmt {
+        Stmt::TupleDecl(node)
+    }
+}
 impl AstNode for Stmt {
     fn can_cast(kind: SyntaxKind) -> bool {
         VarDecl::can_cast(kind)
@@ -1516,6 +1674,7 @@ impl AstNode for Stmt {
             || BreakStmt::can_cast(kind)
             || ContinueStmt::can_cast(kind)
             || ReturnStmt::can_cast(kind)
+            || TupleDecl::can_cast(kind)
     }
     fn cast(syntax: SyntaxNode) -> Option<Self> {
         let kind = syntax.kind();
@@ -1543,6 +1702,9 @@ impl AstNode for Stmt {
         if ReturnStmt::can_cast(kind) {
             return ReturnStmt::cast(syntax).map(Stmt::ReturnStmt);
         }
+        if TupleDecl::can_cast(kind) {
+            return TupleDecl::cast(syntax).map(Stmt::TupleDecl);
+        }
         None
     }
     fn syntax(&self) -> &SyntaxNode {
@@ -1555,6 +1717,7 @@ impl AstNode for Stmt {
             Stmt::BreakStmt(it) => it.syntax(),
             Stmt::ContinueStmt(it) => it.syntax(),
             Stmt::ReturnStmt(it) => it.syntax(),
+            Stmt::TupleDecl(it) => it.syntax(),
         }
     }
 }
@@ -1620,6 +1783,7 @@ pub enum Expr {
     SizeofExpr(SizeofExpr),
     BinExpr(BinExpr),
     TernaryExpr(TernaryExpr),
+    TupleExpr(TupleExpr),
 }
 impl From<Literal> for Expr {
     fn from(node: Literal) -> Expr {
@@ -1681,6 +1845,11 @@ impl From<TernaryExpr> for Expr {
         Expr::TernaryExpr(node)
     }
 }
+impl From<TupleExpr> for Expr {
+    fn from(node: TupleExpr) -> Expr {
+        Expr::TupleExpr(node)
+    }
+}
 impl AstNode for Expr {
     fn can_cast(kind: SyntaxKind) -> bool {
         Literal::can_cast(kind)
@@ -1695,6 +1864,7 @@ impl AstNode for Expr {
             || SizeofExpr::can_cast(kind)
             || BinExpr::can_cast(kind)
             || TernaryExpr::can_cast(kind)
+            || TupleExpr::can_cast(kind)
     }
     fn cast(syntax: SyntaxNode) -> Option<Self> {
         let kind = syntax.kind();
@@ -1734,6 +1904,9 @@ impl AstNode for Expr {
         if TernaryExpr::can_cast(kind) {
             return TernaryExpr::cast(syntax).map(Expr::TernaryExpr);
         }
+        if TupleExpr::can_cast(kind) {
+            return TupleExpr::cast(syntax).map(Expr::TupleExpr);
+        }
         None
     }
     fn syntax(&self) -> &SyntaxNode {
@@ -1750,6 +1923,7 @@ impl AstNode for Expr {
             Expr::SizeofExpr(it) => it.syntax(),
             Expr::BinExpr(it) => it.syntax(),
             Expr::TernaryExpr(it) => it.syntax(),
+            Expr::TupleExpr(it) => it.syntax(),
         }
     }
 }

@@ -307,6 +307,19 @@ fn atom(p: &mut Parser<'_>) -> Option<CompletedMarker> {
             } else {
                 p.err_recover("expected an expression", EXPR_RECOVERY);
             }
+            if p.at(T![,]) {
+                // `(a, b)`: a tuple.
+                while p.eat(T![,]) && !p.at(T![')']) {
+                    if p.at_ts(EXPR_FIRST) {
+                        expr(p);
+                    } else {
+                        p.err_recover("expected an expression", EXPR_RECOVERY);
+                        break;
+                    }
+                }
+                p.expect(T![')']);
+                return Some(m.complete(p, TUPLE_EXPR));
+            }
             p.expect(T![')']);
             m.complete(p, PAREN_EXPR)
         }

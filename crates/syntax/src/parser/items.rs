@@ -77,7 +77,11 @@ fn fn_def(p: &mut Parser<'_>) {
 
 /// A function definition after its keyword: return type, name, parameters and body.
 pub(super) fn fn_def_rest(p: &mut Parser<'_>) {
-    if p.at_ts(TYPE_FIRST) || p.at(IDENT) && p.nth_at(1, IDENT) {
+    if p.at(T!['(']) {
+        let ret = p.start();
+        tuple_type(p);
+        ret.complete(p, RET_TYPE);
+    } else if p.at_ts(TYPE_FIRST) || p.at(IDENT) && p.nth_at(1, IDENT) {
         let ret = p.start();
         type_or_word(p);
         ret.complete(p, RET_TYPE);
@@ -98,6 +102,19 @@ pub(super) fn fn_def_rest(p: &mut Parser<'_>) {
         p.expect(T!['(']);
     }
     body_block(p, "a function");
+}
+
+/// `(float, Tensor[k][2])`: the results of a function of several results.
+fn tuple_type(p: &mut Parser<'_>) {
+    let m = p.start();
+    delimited(p, T!['('], T![')'], TYPE_FIRST.union(TokenSet::new(&[IDENT])), "a type", |p| {
+        if p.at_ts(TYPE_FIRST) || p.at(IDENT) {
+            type_or_word(p);
+        } else {
+            p.error("expected a type, such as `float` or `Tensor[n]`");
+        }
+    });
+    m.complete(p, TUPLE_TYPE);
 }
 
 fn param_list(p: &mut Parser<'_>) {
@@ -180,6 +197,7 @@ fn stmt(p: &mut Parser<'_>) {
             p.err_and_bump(format!("`{what}` without a matching `if`"));
         }
         kind if DECL_FIRST.contains(kind) => var_decl(p, true),
+        T!['('] if at_tuple_decl(p) => tuple_decl(p),
         T![;] => {
             let m = p.start();
             p.bump(T![;]);
@@ -193,6 +211,40 @@ fn stmt(p: &mut Parser<'_>) {
         }
         _ => p.err_and_bump("expected a statement"),
     }
+}
+
+/// Whether `(` starts a destructuring declaration rather than an expression: a qualifier, or a
+/// type followed by a name (`(float)x` is a cast).
+fn at_tuple_decl(p: &mut Parser<'_>) -> bool {
+    matches!(p.nth(1), T![var] | T![cns]) || TYPE_FIRST.contains(p.nth(1)) && p.nth_at(2, IDENT)
+}
+
+/// `(float loss, Tensor p[k][2]) = step(x);`
+fn tuple_decl(p: &mut Parser<'_>) {
+    let m = p.start();
+    delimited(p, T!['('], T![')'], DECL_FIRST.union(TokenSet::new(&[IDENT])), "a variable", |p| {
+        let binding = p.start();
+        qualifier(p);
+        if p.at_ts(TYPE_FIRST) || p.at(IDENT) && p.nth_at(1, IDENT) {
+            type_or_word(p);
+        } else {
+            p.error("expected the variable's type, as in `(float loss, Tensor p[n]) = f(x);`");
+        }
+        name(p, "expected a variable name");
+        dims(p);
+        binding.complete(p, TUPLE_BINDING);
+    });
+    if p.expect(T![=]) {
+        let init = p.start();
+        if at_expr(p) {
+            expr(p);
+        } else {
+            p.err_recover("expected the call whose results are destructured", STMT_RECOVERY);
+        }
+        init.complete(p, INITIALIZER);
+    }
+    p.expect(T![;]);
+    m.complete(p, TUPLE_DECL);
 }
 
 fn keyword_stmt(p: &mut Parser<'_>, keyword: SyntaxKind, kind: SyntaxKind) {
