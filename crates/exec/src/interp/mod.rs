@@ -1308,7 +1308,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                         // The elements after the first go straight to the slots after the
                         // caller's `dst`; the first returns as a single result does.
                         let depth = self.frames.len();
-                        if depth >= 2 && depth - 1 >= stop {
+                        if depth >= 2 && depth > stop {
                             let finished = self.frames[depth - 1];
                             let caller = self.frames[depth - 2];
                             if finished.dst != NO_SLOT {
