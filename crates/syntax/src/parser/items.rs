@@ -124,16 +124,21 @@ fn param_list(p: &mut Parser<'_>) {
 }
 
 fn param(p: &mut Parser<'_>) {
+    typed_name(p, PARAM, "expected the parameter's type", "expected the parameter's name");
+}
+
+/// A parameter or a binding of a destructuring declaration: `var Tensor w[n][m]`.
+fn typed_name(p: &mut Parser<'_>, kind: SyntaxKind, missing_type: &str, missing_name: &str) {
     let m = p.start();
     qualifier(p);
     if p.at_ts(TYPE_FIRST) || p.at(IDENT) && p.nth_at(1, IDENT) {
         type_or_word(p);
     } else {
-        p.error("expected the parameter's type");
+        p.error(missing_type);
     }
-    name(p, "expected the parameter's name");
+    name(p, missing_name);
     dims(p);
-    m.complete(p, PARAM);
+    m.complete(p, kind);
 }
 
 fn test_def(p: &mut Parser<'_>) {
@@ -223,16 +228,12 @@ fn at_tuple_decl(p: &mut Parser<'_>) -> bool {
 fn tuple_decl(p: &mut Parser<'_>) {
     let m = p.start();
     delimited(p, T!['('], T![')'], DECL_FIRST.union(TokenSet::new(&[IDENT])), "a variable", |p| {
-        let binding = p.start();
-        qualifier(p);
-        if p.at_ts(TYPE_FIRST) || p.at(IDENT) && p.nth_at(1, IDENT) {
-            type_or_word(p);
-        } else {
-            p.error("expected the variable's type, as in `(float loss, Tensor p[n]) = f(x);`");
-        }
-        name(p, "expected a variable name");
-        dims(p);
-        binding.complete(p, TUPLE_BINDING);
+        typed_name(
+            p,
+            TUPLE_BINDING,
+            "expected the variable's type, as in `(float loss, Tensor p[n]) = f(x);`",
+            "expected a variable name",
+        );
     });
     if p.expect(T![=]) {
         let init = p.start();
