@@ -446,7 +446,8 @@ pub enum BuiltinCall {
         text: Box<str>,
     },
     Gradcheck {
-        unit: u32,
+        /// The checked function, as a callable (so that its derivative rule, if any, is used).
+        callable: u32,
         name: Box<str>,
         args: Box<[Operand]>,
     },
@@ -787,7 +788,17 @@ pub enum ZeroKind {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Callable {
     Unit(u32),
-    Transform { op: TransformOp, wrt: usize, inner: u32 },
+    /// A function with a custom derivative rule (`derivative` clause): when an argument is
+    /// tracked, the call records one operation whose backward rule runs the unit `rule`.
+    Custom {
+        function: u32,
+        rule: u32,
+    },
+    Transform {
+        op: TransformOp,
+        wrt: usize,
+        inner: u32,
+    },
 }
 
 /// A tree of scalar float operations compiled into one instruction ([`Instr::FloatExpr`]).
@@ -974,6 +985,9 @@ impl Program {
         for callable in &self.callables {
             let ok = match *callable {
                 Callable::Unit(unit) => (unit as usize) < self.units.len(),
+                Callable::Custom { function, rule } => {
+                    (function as usize) < self.units.len() && (rule as usize) < self.units.len()
+                }
                 Callable::Transform { inner, .. } => (inner as usize) < self.callables.len(),
             };
             if !ok {

@@ -220,6 +220,7 @@ fn ad_code(kind: &AdErrorKind) -> Option<Code> {
         | AdErrorKind::NotDifferentiable { .. }
         | AdErrorKind::Argument { .. }
         | AdErrorKind::TangentShape { .. }
+        | AdErrorKind::RuleResult { .. }
         | AdErrorKind::Unsupported { .. }
         | AdErrorKind::NonFiniteGradient { .. } => Code::DerivativeFailure,
         AdErrorKind::NestingTooDeep | AdErrorKind::TapeFull | AdErrorKind::TapeMemory { .. } => {

@@ -114,6 +114,9 @@ codes! {
     TransformNotCalled = "E0403", Error, "transform outside call position";
     GradOfNonVariable = "E0404", Error, "`grad` of something that is not a differentiable variable";
     TransformShape = "E0405", Error, "`jacobian` of a function whose result is not differentiable";
+    DerivativeTarget = "E0406", Error, "`derivative` names something that is not a rule";
+    DerivativeSignature = "E0407", Error, "derivative rule does not fit the function";
+    DerivativeParams = "E0408", Error, "function that cannot have a derivative rule";
     IndexLabelExtent = "E0500", Error, "index label ranges over two extents";
     IndexLabelRepeated = "E0501", Error, "label repeated on the left of an index statement";
     IndexLabelUnbound = "E0502", Error, "left label missing from the right side";

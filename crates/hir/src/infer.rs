@@ -6,6 +6,7 @@
 
 mod builtin;
 mod call;
+mod derivative;
 mod einsum;
 mod expr;
 mod index_stmt;
@@ -60,6 +61,9 @@ pub struct InferenceResult {
     pub differentiated: Vec<DefId>,
     /// Conditions of branches that are an exact `==`/`!=` on a differentiable value.
     pub exact_equality_guards: Vec<ExprId>,
+    /// For a function with a `derivative` clause, the function it names, when that function
+    /// is a rule that fits (see `infer::derivative`).
+    pub derivative: Option<DefId>,
 }
 
 impl InferenceResult {
@@ -160,6 +164,7 @@ impl<'a> InferCtx<'a> {
         }
         if self.kind == DefKind::Function {
             self.ret_ty = Some(ty_of_ref(&self.signature.ret));
+            self.check_derivative_clause();
         }
         let root = self.body.root.clone();
         self.infer_stmts(&root);

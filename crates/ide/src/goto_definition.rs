@@ -163,6 +163,16 @@ mod tests {
     }
 
     #[test]
+    fn derivative_rule_of_a_function() {
+        check(
+            "function float f(float x) derivative f_r$0ule {\n    return x * x;\n}\nfunction float f_rule(float x, float _y, float g) {\n    return 2.0 * x * g;\n}\n",
+            expect![[r#"
+                /fixture/main.nb 81..87 `f_rule`
+            "#]],
+        );
+    }
+
+    #[test]
     fn function_across_an_import() {
         check(
             r#"

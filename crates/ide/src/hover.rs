@@ -280,6 +280,30 @@ mod tests {
     }
 
     #[test]
+    fn derivative_rule_in_a_clause() {
+        check(
+            "function float f(float x) derivative f_r$0ule {\n    return x * x;\n}\nfunction float f_rule(float x, float _y, float g) {\n    return 2.0 * x * g;\n}\n",
+            expect![[r#"
+                f_rule
+                ```nabla
+                function float f_rule(float x, float _y, float g)
+                ```"#]],
+        );
+    }
+
+    #[test]
+    fn function_with_a_derivative_rule() {
+        check(
+            "function float f(float x) derivative f_rule {\n    return x * x;\n}\nfunction float f_rule(float x, float _y, float g) {\n    return 2.0 * x * g;\n}\nprint(f$0(1.0));\n",
+            expect![[r#"
+                f
+                ```nabla
+                function float f(float x) derivative f_rule
+                ```"#]],
+        );
+    }
+
+    #[test]
     fn builtin_signature_and_documentation() {
         check(
             "Tensor x[3];\nprint(soft$0max(x, 0));\n",

@@ -100,6 +100,14 @@ pub(crate) fn def_occurrences(db: &dyn hir::Db, def: DefId) -> Vec<Occurrence> {
         let range = file_range(db, def, span);
         out.push(Occurrence { range, definition: Definition::Function(def), is_decl: true });
     }
+    // The rule a `derivative` clause names, resolved in the file scope as the checker does.
+    if def.kind(db) == DefKind::Function
+        && let Some((name, span)) = &hir::signature(db, def).derivative
+        && let Some(hir::ScopeItem::Function(rule)) = hir::file_scope(db, def.file(db)).get(name)
+    {
+        let range = file_range(db, def, *span);
+        out.push(Occurrence { range, definition: Definition::Function(rule), is_decl: false });
+    }
     for (stmt, data) in body.stmts.iter() {
         let hir::Stmt::Index(index) = data else { continue };
         let operands =

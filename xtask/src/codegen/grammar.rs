@@ -59,9 +59,30 @@ pub const PUNCT: &[(&str, &str)] = &[
 
 /// Keywords of `language.md` section 1. `Bool` is spelled with a capital and gets its own kind.
 pub const KEYWORDS: &[&str] = &[
-    "char", "int", "float", "bool", "Bool", "Tensor", "void", "var", "cns", "if", "elif", "else",
-    "loop", "break", "continue", "return", "function", "sizeof", "true", "false", "test", "import",
+    "char",
+    "int",
+    "float",
+    "bool",
+    "Bool",
+    "Tensor",
+    "void",
+    "var",
+    "cns",
+    "if",
+    "elif",
+    "else",
+    "loop",
+    "break",
+    "continue",
+    "return",
+    "function",
+    "sizeof",
+    "true",
+    "false",
+    "test",
+    "import",
     "none",
+    "derivative",
 ];
 
 /// Literal tokens: the name the ungrammar uses and the kind name.

@@ -82,39 +82,37 @@ pub(crate) enum Words {
     GivenBack,
 }
 
-/// Runs the backward pass of `records` (the recording of `level`) from node `output` with the
-/// adjoint `seed`, filling `adjoints` (reset first) with one adjoint per node up to `output`.
-///
-/// On a tape that checks for NaN (`--check-nan`), every rule's results are checked as the pass
-/// goes: the first rule that turns a finite gradient into a NaN or an infinity stops the pass
-/// with [`AdErrorKind::NonFiniteGradient`], naming the record's site. The check is a second copy
-/// of the walk, chosen once per pass, so that the pass without it is unchanged.
-pub(crate) fn backward_pass(
-    t: &mut Tape,
-    level: usize,
-    records: &mut Records,
-    output: usize,
-    seed: Adjoint,
-    pass: (Keep, Words),
-    adjoints: &mut Adjoints,
-) -> Result<(), AdError> {
-    if t.checks_nan() {
-        walk::<true>(t, level, records, output, seed, pass, adjoints)
-    } else {
-        walk::<false>(t, level, records, output, seed, pass, adjoints)
-    }
+/// A backward pass under way: where the walk stands, so that it can stop at a custom rule and
+/// resume after its driver ran it (see [`RuleCall`]).
+pub(crate) struct Walk {
+    /// The position just past the next record to read.
+    end: usize,
+    /// Nodes whose adjoint only their own rule needs, though `keep` keeps everything: the
+    /// targets of writes that consumed them (`Op::consumed_input`).
+    consumed: FxHashSet<usize>,
 }
 
-/// The walk of [`backward_pass`], with the NaN check when `CHECK`.
-fn walk<const CHECK: bool>(
+/// A call of a custom derivative rule that the walk met ([`Op::Custom`]): the driver runs the
+/// unit `rule` on `arguments` (the call's arguments, its result and the result's gradient),
+/// hands the result to [`finish_rule`] and resumes the walk. The rule is Nabla code, which only
+/// the driver's context (the interpreter) can run; everything else about the pass stays here.
+pub(crate) struct RuleCall {
+    pub(crate) rule: u32,
+    pub(crate) arguments: Vec<Value>,
+    /// The tracked input the rule's result is the gradient of, and its kind.
+    input: usize,
+    kind: Kind,
+}
+
+/// Starts the backward pass of `records` from node `output` with the adjoint `seed`: checks the
+/// memory it needs and resets `adjoints` to one (empty) adjoint per node up to `output`.
+pub(crate) fn start_pass(
     t: &mut Tape,
-    level: usize,
-    records: &mut Records,
+    records: &Records,
     output: usize,
     seed: Adjoint,
-    (keep, words): (Keep, Words),
     adjoints: &mut Adjoints,
-) -> Result<(), AdError> {
+) -> Result<Walk, AdError> {
     if output >= records.ops.len() {
         return Err(AdError::internal("backward from a node that was not recorded"));
     }
@@ -128,12 +126,66 @@ fn walk<const CHECK: bool>(
     }
     adjoints.reset(t, output + 1);
     adjoints.set(t, output, seed)?;
-    // Nodes whose adjoint only their own rule needs, though `keep` keeps everything: the
-    // targets of writes that consumed them (`Op::consumed_input`).
-    let mut consumed: FxHashSet<usize> = FxHashSet::default();
+    Ok(Walk { end: output + 1, consumed: FxHashSet::default() })
+}
+
+/// Walks the records of `level` in reverse from where `walk` stands, filling `adjoints`, until
+/// the pass is done (`None`) or meets a custom rule that a gradient reached (`Some`: the driver
+/// runs it, gives its result to [`finish_rule`] and calls this again).
+///
+/// On a tape that checks for NaN (`--check-nan`), every rule's results are checked as the pass
+/// goes: the first rule that turns a finite gradient into a NaN or an infinity stops the pass
+/// with [`AdErrorKind::NonFiniteGradient`], naming the record's site. The check is a second copy
+/// of the walk, chosen once per pass, so that the pass without it is unchanged.
+pub(crate) fn resume_pass(
+    t: &mut Tape,
+    level: usize,
+    records: &mut Records,
+    pass: (Keep, Words),
+    adjoints: &mut Adjoints,
+    walk: &mut Walk,
+) -> Result<Option<RuleCall>, AdError> {
+    if t.checks_nan() {
+        walk_records::<true>(t, level, records, pass, adjoints, walk)
+    } else {
+        walk_records::<false>(t, level, records, pass, adjoints, walk)
+    }
+}
+
+/// Adds the result of a custom rule's call to the adjoint of the input it is the gradient of,
+/// after checking that it has that input's type.
+pub(crate) fn finish_rule(
+    t: &mut Tape,
+    adjoints: &mut Adjoints,
+    call: &RuleCall,
+    gradient: Value,
+) -> Result<(), AdError> {
+    let fits = match &call.kind {
+        Kind::Float => gradient.is_float(),
+        Kind::Tensor(shape) => gradient.is_tensor() && gradient.shape() == &shape[..],
+    };
+    if !fits {
+        let expected = match &call.kind {
+            Kind::Float => "float".to_owned(),
+            Kind::Tensor(shape) => tensor::ShapeText(shape).to_string(),
+        };
+        return Err(AdErrorKind::RuleResult { expected, found: gradient.type_name() }.into());
+    }
+    accumulate(t, adjoints, call.input, gradient)
+}
+
+/// The walk of [`resume_pass`], with the NaN check when `CHECK`.
+fn walk_records<const CHECK: bool>(
+    t: &mut Tape,
+    level: usize,
+    records: &mut Records,
+    (keep, words): (Keep, Words),
+    adjoints: &mut Adjoints,
+    walk: &mut Walk,
+) -> Result<Option<RuleCall>, AdError> {
+    let Walk { end, consumed } = walk;
     // The records in reverse, from `output`: each one's last word is its node, and the word
     // before its first is the previous record's node.
-    let mut end = output + 1;
     // The chunk of words the last record read was in, for the fast path of chains.
     let (mut chunk, mut chunk_start): (&[u64], usize) = (&[], 0);
     while let Some(index) = end.checked_sub(1) {
@@ -153,7 +205,7 @@ fn walk<const CHECK: bool>(
         {
             let stop = chain_run(numbers, position, partial);
             if stop < position {
-                end = chunk_start + stop + 1;
+                *end = chunk_start + stop + 1;
                 continue;
             }
         }
@@ -164,7 +216,7 @@ fn walk<const CHECK: bool>(
         let Some((op, start)) = chain.or_else(|| records.ops.get(general, index)) else {
             return Err(AdError::internal("a tape word that is not a record"));
         };
-        end = start;
+        *end = start;
         if words == Words::GivenBack && start <= chunk_start && start > 0 {
             // This record was the last to read the current chunk, and it is decoded: the chunk
             // goes back before the record's rule needs a chunk for its input's adjoint.
@@ -193,6 +245,20 @@ fn walk<const CHECK: bool>(
                     accumulate_scaled(t, adjoints, b, g, db)?;
                 }
             }
+            Op::Custom { rule, ref inputs, ref arguments, ref output } => {
+                let tracked = inputs
+                    .iter()
+                    .zip(arguments.iter())
+                    .find_map(|(arg, value)| arg.index().map(|input| (input, Kind::of(value))));
+                if let Some((input, kind)) = tracked
+                    && let Some(g) = gradient(adjoints, index, keep)
+                {
+                    let mut arguments = arguments.to_vec();
+                    arguments.push(output.clone());
+                    arguments.push(g.into_value()?);
+                    return Ok(Some(RuleCall { rule, arguments, input, kind }));
+                }
+            }
             ref op => {
                 if keep == Keep::Everything
                     && let Some(target) = op.consumed_input()
@@ -212,7 +278,7 @@ fn walk<const CHECK: bool>(
             check_rule(t, level, records.base + index as u64, &op, g, adjoints)?;
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// A node's adjoint if it is there and finite, for [`check_rule`].
@@ -615,6 +681,7 @@ fn pullback_value(t: &mut Tape, op: &Op, g: Value, adjoints: &mut Adjoints) -> R
         Op::Einsum { contraction, args, operands } => {
             einsum_rule(t, contraction, args, operands, Adjoint::Value(g), adjoints)
         }
+        Op::Custom { .. } => Err(AdError::internal("a derivative rule outside its driver")),
     }
 }
 

@@ -85,6 +85,9 @@ pub enum AdErrorKind {
         result: String,
         saved: Vec<String>,
     },
+    /// A custom derivative rule returned a value of another type than the gradient of the
+    /// parameter it gives (`expected`).
+    RuleResult { expected: String, found: String },
     /// A derivative this implementation does not provide.
     Unsupported { what: &'static str },
     /// A broken internal invariant: a bug in the autodiff engine, not in the program.
@@ -154,6 +157,10 @@ impl fmt::Display for AdErrorKind {
                     "the backward rule of `{op}` made {what} in a gradient from the finite gradient {gradient} (--check-nan)"
                 )
             }
+            AdErrorKind::RuleResult { expected, found } => write!(
+                f,
+                "a derivative rule returned {found}, but the gradient it gives is {expected}"
+            ),
             AdErrorKind::Unsupported { what } => write!(f, "not supported: {what}"),
             AdErrorKind::Internal { reason } => write!(f, "internal autodiff error: {reason}"),
         }

@@ -44,13 +44,13 @@ mod transform;
 mod tests;
 
 pub use error::{AdError, AdErrorKind};
-pub use tape::Tape;
+pub use tape::{ProgramPass, Tape};
 pub use trace::{
     GraphInput, GraphNode, GraphOptions, InputSource, Site, Summary, TapeGraph, TraceOptions,
 };
 pub use transform::{
     AdContext, Function, GradcheckConfig, GradcheckElement, GradcheckReport, grad, gradcheck,
-    hessian, jacobian, jvp, vjp,
+    hessian, jacobian, jvp, program_backward, vjp,
 };
 
 pub(crate) use op::{Arg, BinaryValues, Kind, Op};

@@ -158,6 +158,11 @@ pub(crate) enum Op {
     Cholesky { x: u32, factor: Value },
     /// A contraction (`einsum`, index statements) of `operands`, whose nodes are `args`.
     Einsum { contraction: Rc<Contraction>, args: Box<[Arg]>, operands: Box<[Value]> },
+    /// A call of a function with a custom derivative rule, on `arguments` (whose nodes are
+    /// `inputs`), which gave `output`. Its rule is Nabla code, the unit `rule`, which only the
+    /// interpreter can run: the backward pass stops here and hands the call to its driver
+    /// (`backward::RuleCall`), which runs it and resumes.
+    Custom { rule: u32, inputs: Box<[Arg]>, arguments: Box<[Value]>, output: Value },
 }
 
 impl Op {
@@ -200,6 +205,7 @@ impl Op {
             }
             Op::Stack { items, .. } => args(items).collect(),
             Op::Einsum { args: operands, .. } => args(operands).collect(),
+            Op::Custom { inputs, .. } => args(inputs).collect(),
         }
     }
 
@@ -238,6 +244,7 @@ impl Op {
             Op::Solve { .. } => "solve",
             Op::Cholesky { .. } => "cholesky",
             Op::Einsum { .. } => "einsum",
+            Op::Custom { .. } => "derivative rule",
         }
     }
 
@@ -277,6 +284,9 @@ impl Op {
             Op::Solve { matrix, solution, .. } => vec![matrix, solution],
             Op::Cholesky { factor, .. } => vec![factor],
             Op::Einsum { operands, .. } => operands.iter().collect(),
+            Op::Custom { arguments, output, .. } => {
+                arguments.iter().chain(std::iter::once(output)).collect()
+            }
         }
     }
 

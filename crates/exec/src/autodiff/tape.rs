@@ -27,7 +27,7 @@ use std::borrow::Cow;
 use std::rc::Rc;
 
 use super::adjoints::{Adjoint, Adjoints, Uniform};
-use super::backward::{Keep, Words, backward_pass};
+use super::backward::{Keep, Words};
 use super::chunk::{self, Chunk};
 use super::error::{AdError, AdErrorKind};
 use super::op::{Arg, Op};
@@ -80,6 +80,21 @@ pub struct Tape {
     /// What the tape notes about its records for a host that asked (see `trace`); `None`, the
     /// default, costs nothing on the recording paths.
     log: Option<Box<RecordLog>>,
+}
+
+/// A program-level backward pass prepared by [`Tape::begin_backward`]: the released records, the
+/// serial of their first node, the node of `y`, the seed and the store for the adjoints.
+pub struct ProgramPass {
+    pub(crate) records: Records,
+    pub(crate) base: u64,
+    pub(crate) output: usize,
+    pub(crate) seed: Adjoint,
+    pub(crate) adjoints: Adjoints,
+}
+
+impl ProgramPass {
+    /// How the program's pass walks: every adjoint kept for `grad(x)`, the words given back.
+    pub(crate) const MODE: (Keep, Words) = (Keep::Everything, Words::GivenBack);
 }
 
 /// An operand of a scalar operation being recorded (see [`Tape::push_fused`]): its live node,
@@ -344,6 +359,14 @@ impl Tape {
     /// silently mix the two levels. A `y` that depends on no `var` is an error, as in PyTorch: it
     /// almost always means the `var` was forgotten.
     pub fn backward(&mut self, y: &Value) -> Result<(), AdError> {
+        let pass = self.begin_backward(y)?;
+        super::transform::program_backward(self, pass)
+    }
+
+    /// The first half of [`Tape::backward`]: checks `y`, takes the program tape's records
+    /// (releasing the graph) and prepares the pass, which [`super::program_backward`] runs
+    /// with the context that runs custom rules, ending with [`Tape::end_backward`].
+    pub fn begin_backward(&mut self, y: &Value) -> Result<ProgramPass, AdError> {
         if self.depth > 1 {
             return Err(AdErrorKind::BackwardInsideTransform.into());
         }
@@ -365,7 +388,7 @@ impl Tape {
             Primal::Tensor(tensor) => Adjoint::Uniform(Uniform::new(1.0, tensor.shape())),
             _ => Adjoint::Value(Value::Float(1.0)),
         };
-        let mut records = std::mem::take(&mut self.levels[0]);
+        let records = std::mem::take(&mut self.levels[0]);
         let base = records.base;
         self.released_words += records.ops.len() as u64;
         self.levels[0].base = base + records.ops.len() as u64;
@@ -373,14 +396,22 @@ impl Tape {
         let output = usize::try_from(node.serial() - base)
             .map_err(|_| AdError::internal("a node beyond the address space"))?;
         // The previous gradients are replaced: their store is emptied and reused.
-        let mut adjoints = match self.gradients.take() {
+        let adjoints = match self.gradients.take() {
             Some(previous) => previous.adjoints,
             None => Adjoints::default(),
         };
-        let pass = (Keep::Everything, Words::GivenBack);
-        let result = backward_pass(self, 0, &mut records, output, seed, pass, &mut adjoints);
+        Ok(ProgramPass { records, base, output, seed, adjoints })
+    }
+
+    /// The last half of [`Tape::backward`], after the pass over `records` filled `adjoints`.
+    pub(crate) fn end_backward(
+        &mut self,
+        records: Records,
+        base: u64,
+        output: usize,
+        adjoints: Adjoints,
+    ) {
         self.recycle(0, records);
-        result?;
         let gradients = Gradients { base, adjoints };
         if let Some(log) = &mut self.log {
             let gradient = |index: usize| {
@@ -390,7 +421,6 @@ impl Tape {
             log.finish_backward(output, gradient);
         }
         self.gradients = Some(gradients);
-        Ok(())
     }
 
     /// `grad(x)`: the gradient the most recent `backward` computed for the value `x` holds, zeros

@@ -17,26 +17,67 @@
 //! record once and run one backward pass per output element.
 //!
 //! The callback receives the caller's context (the interpreter) so that it can run a Nabla
-//! function; [`AdContext`] is how the drivers reach the tape inside that context.
+//! function; [`AdContext`] is how the drivers reach the tape inside that context, and how they
+//! run custom derivative rules: every backward pass, of a transform or of the program
+//! (`backward`), goes through [`run_pass`], which runs the rules the walk stops at.
 
 use super::adjoints::{Adjoint, Adjoints};
-use super::backward::{Keep, Words, backward_pass};
+use super::backward::{Keep, Words, finish_rule, resume_pass, start_pass};
 use super::error::{AdError, AdErrorKind};
 use super::store::Records;
-use super::tape::{Tape, ones_like, zeros_like};
+use super::tape::{ProgramPass, Tape, ones_like, zeros_like};
 use crate::ops;
 use crate::value::{Primal, Value};
 use tensor::Tensor;
 
 /// Whatever owns the tape (the interpreter; the tape itself in tests).
 pub trait AdContext {
+    /// The errors of the functions and rules the context runs.
+    type Error: From<AdError>;
+
     fn tape(&mut self) -> &mut Tape;
+
+    /// Runs the custom derivative rule `rule` (an interpreter's unit) on the arguments of the
+    /// call it differentiates, the call's result and the result's gradient, and returns the
+    /// gradient of the differentiable argument.
+    fn run_rule(&mut self, rule: u32, arguments: Vec<Value>) -> Result<Value, Self::Error>;
 }
 
 impl AdContext for Tape {
+    type Error = AdError;
+
     fn tape(&mut self) -> &mut Tape {
         self
     }
+
+    /// A bare tape runs no Nabla code, so it records no call with a custom rule.
+    fn run_rule(&mut self, _rule: u32, _arguments: Vec<Value>) -> Result<Value, AdError> {
+        Err(AdError::internal("a derivative rule on a tape without an interpreter"))
+    }
+}
+
+/// Runs the backward pass of `records` (the recording of `level`) from node `output` with the
+/// adjoint `seed`, filling `adjoints` (reset first) with one adjoint per node up to `output`,
+/// and running the custom rules it meets in `cx`. The adjoints' chunks stay in `adjoints`,
+/// also after an error; the caller gives them back.
+pub(crate) fn run_pass<C>(
+    cx: &mut C,
+    level: usize,
+    records: &mut Records,
+    output: usize,
+    seed: Adjoint,
+    pass: (Keep, Words),
+    adjoints: &mut Adjoints,
+) -> Result<(), C::Error>
+where
+    C: AdContext + ?Sized,
+{
+    let mut walk = start_pass(cx.tape(), records, output, seed, adjoints)?;
+    while let Some(call) = resume_pass(cx.tape(), level, records, pass, adjoints, &mut walk)? {
+        let gradient = cx.run_rule(call.rule, call.arguments.clone())?;
+        finish_rule(cx.tape(), adjoints, &call, gradient)?;
+    }
+    Ok(())
 }
 
 /// A differentiable function as the drivers call it: the caller's context and the arguments in,
@@ -53,6 +94,30 @@ struct Traced {
     leaf: usize,
 }
 
+/// `backward(y)` of the program tape, prepared by [`Tape::begin_backward`]: runs the pass in
+/// `cx` and keeps the gradients for `grad(x)`. On an error the records are released all the
+/// same and no gradients are kept.
+pub fn program_backward<C>(cx: &mut C, pass: ProgramPass) -> Result<(), C::Error>
+where
+    C: AdContext + ?Sized,
+{
+    let ProgramPass { mut records, base, output, seed, mut adjoints } = pass;
+    let mode = ProgramPass::MODE;
+    let result = run_pass(cx, 0, &mut records, output, seed, mode, &mut adjoints);
+    let tape = cx.tape();
+    match result {
+        Ok(()) => {
+            tape.end_backward(records, base, output, adjoints);
+            Ok(())
+        }
+        Err(error) => {
+            tape.recycle(0, records);
+            tape.give_store(adjoints);
+            Err(error)
+        }
+    }
+}
+
 /// Opens a level, makes `args[wrt]` its leaf, calls `f` and closes the level, whatever `f`
 /// returns.
 fn trace<C, E>(
@@ -63,7 +128,7 @@ fn trace<C, E>(
     transform: &'static str,
 ) -> Result<Traced, E>
 where
-    C: AdContext + ?Sized,
+    C: AdContext<Error = E> + ?Sized,
     E: From<AdError>,
 {
     let count = args.len();
@@ -103,22 +168,21 @@ where
 
 /// Runs a backward pass over a finished recording and returns the adjoint of its leaf; `words`
 /// says whether the recording is kept for further passes.
-fn leaf_adjoint(
-    tape: &mut Tape,
+fn leaf_adjoint<C: AdContext + ?Sized>(
+    cx: &mut C,
     traced: &mut Traced,
     output: usize,
     seed: Value,
     words: Words,
-) -> Result<Option<Value>, AdError> {
+) -> Result<Option<Value>, C::Error> {
     let mut adjoints = Adjoints::default();
     let pass = (Keep::Leaves, words);
     let records = &mut traced.records;
-    let result =
-        backward_pass(tape, traced.level, records, output, seed.into(), pass, &mut adjoints);
+    let result = run_pass(cx, traced.level, records, output, seed.into(), pass, &mut adjoints);
     let adjoint = adjoints.take(traced.leaf);
-    tape.give_store(adjoints);
+    cx.tape().give_store(adjoints);
     result?;
-    adjoint.map(Adjoint::into_value).transpose()
+    Ok(adjoint.map(Adjoint::into_value).transpose()?)
 }
 
 /// Checks that a function's result is a single number and returns the seed `1` of its type.
@@ -152,7 +216,7 @@ pub fn grad<C, E>(
     wrt: usize,
 ) -> Result<Value, E>
 where
-    C: AdContext + ?Sized,
+    C: AdContext<Error = E> + ?Sized,
     E: From<AdError>,
 {
     let zeros = match args.get(wrt) {
@@ -160,13 +224,12 @@ where
         None => Value::Float(0.0),
     };
     let mut traced = trace(cx, f, args, wrt, "grad")?;
-    let tape = cx.tape();
     let result = (|| {
         let seed = scalar_seed(&traced.y, "grad")?;
         let Some(output) = traced.output else { return Ok(None) };
-        leaf_adjoint(tape, &mut traced, output, seed, Words::GivenBack)
+        leaf_adjoint(cx, &mut traced, output, seed, Words::GivenBack)
     })();
-    tape.recycle(traced.level, traced.records);
+    cx.tape().recycle(traced.level, traced.records);
     Ok(result?.unwrap_or(zeros))
 }
 
@@ -179,7 +242,7 @@ pub fn vjp<C, E>(
     cotangent: Value,
 ) -> Result<Value, E>
 where
-    C: AdContext + ?Sized,
+    C: AdContext<Error = E> + ?Sized,
     E: From<AdError>,
 {
     let zeros = match args.first() {
@@ -187,13 +250,12 @@ where
         None => Value::Float(0.0),
     };
     let mut traced = trace(cx, f, args, 0, "vjp")?;
-    let tape = cx.tape();
     let result = (|| {
         check_tangent(&traced.y, &cotangent, "vjp")?;
         let Some(output) = traced.output else { return Ok(None) };
-        leaf_adjoint(tape, &mut traced, output, cotangent, Words::GivenBack)
+        leaf_adjoint(cx, &mut traced, output, cotangent, Words::GivenBack)
     })();
-    tape.recycle(traced.level, traced.records);
+    cx.tape().recycle(traced.level, traced.records);
     Ok(result?.unwrap_or(zeros))
 }
 
@@ -207,7 +269,7 @@ pub fn jvp<C, E>(
     tangent: Value,
 ) -> Result<Value, E>
 where
-    C: AdContext + ?Sized,
+    C: AdContext<Error = E> + ?Sized,
     E: From<AdError>,
 {
     if let Some(argument) = args.first() {
@@ -215,14 +277,13 @@ where
     }
     let outer = cx.tape().open_level()?;
     let inner = jvp_transposed(cx, f, args, outer);
-    let tape = cx.tape();
-    let mut records = tape.close_level(outer)?;
+    let mut records = cx.tape().close_level(outer)?;
     let (transposed, zeros) = inner?;
     let result = (|| {
         let Some(output) = transposed else { return Ok(None) };
         let mut adjoints = Adjoints::default();
-        let result = backward_pass(
-            tape,
+        let result = run_pass(
+            cx,
             outer,
             &mut records,
             output,
@@ -232,11 +293,11 @@ where
         );
         // The cotangent leaf is the first record of the outer level.
         let adjoint = adjoints.take(0);
-        tape.give_store(adjoints);
+        cx.tape().give_store(adjoints);
         result?;
-        adjoint.map(Adjoint::into_value).transpose()
+        Ok::<_, E>(adjoint.map(Adjoint::into_value).transpose()?)
     })();
-    tape.recycle(outer, records);
+    cx.tape().recycle(outer, records);
     Ok(result?.unwrap_or(zeros))
 }
 
@@ -250,27 +311,29 @@ fn jvp_transposed<C, E>(
     outer: usize,
 ) -> Result<(Option<usize>, Value), E>
 where
-    C: AdContext + ?Sized,
+    C: AdContext<Error = E> + ?Sized,
     E: From<AdError>,
 {
     let mut traced = trace(cx, f, args, 0, "jvp")?;
-    let tape = cx.tape();
-    let result = (|| {
+    let result = (|| -> Result<(Option<usize>, Value), E> {
         let zeros = zeros_like(&traced.y)?;
         if !traced.y.is_differentiable() {
             let found = traced.y.type_name();
-            return Err(AdErrorKind::NotScalarOutput { transform: "jvp", found }.into());
+            return Err(
+                AdError::from(AdErrorKind::NotScalarOutput { transform: "jvp", found }).into()
+            );
         }
         let Some(output) = traced.output else { return Ok((None, zeros)) };
+        let tape = cx.tape();
         let cotangent = tape.transform_leaf(outer, zeros.clone())?;
         if tape.top_index(&cotangent, outer) != Some(0) {
-            return Err(AdError::internal("the jvp cotangent is not its level's first"));
+            return Err(AdError::internal("the jvp cotangent is not its level's first").into());
         }
-        let transposed = leaf_adjoint(tape, &mut traced, output, cotangent, Words::GivenBack)?;
-        Ok((transposed.and_then(|value| tape.top_index(&value, outer)), zeros))
+        let transposed = leaf_adjoint(cx, &mut traced, output, cotangent, Words::GivenBack)?;
+        Ok((transposed.and_then(|value| cx.tape().top_index(&value, outer)), zeros))
     })();
-    tape.recycle(traced.level, traced.records);
-    Ok(result?)
+    cx.tape().recycle(traced.level, traced.records);
+    result
 }
 
 /// `hessian(f)(args)`: the matrix of second derivatives of the scalar `f` in its first parameter,
@@ -278,7 +341,7 @@ where
 /// shape twice).
 pub fn hessian<C, E>(cx: &mut C, f: &mut Function<'_, C, E>, args: Vec<Value>) -> Result<Value, E>
 where
-    C: AdContext + ?Sized,
+    C: AdContext<Error = E> + ?Sized,
     E: From<AdError>,
 {
     let mut gradient_of_f = |cx: &mut C, args: Vec<Value>| grad(cx, f, args, 0);
@@ -290,7 +353,7 @@ where
 /// (`Tensor[m][n]` for `Tensor[n] -> Tensor[m]`).
 pub fn jacobian<C, E>(cx: &mut C, f: &mut Function<'_, C, E>, args: Vec<Value>) -> Result<Value, E>
 where
-    C: AdContext + ?Sized,
+    C: AdContext<Error = E> + ?Sized,
     E: From<AdError>,
 {
     jacobian_named(cx, f, args, "jacobian")
@@ -303,7 +366,7 @@ fn jacobian_named<C, E>(
     transform: &'static str,
 ) -> Result<Value, E>
 where
-    C: AdContext + ?Sized,
+    C: AdContext<Error = E> + ?Sized,
     E: From<AdError>,
 {
     let Some(argument) = args.first() else {
@@ -312,52 +375,53 @@ where
     };
     let argument = argument.clone();
     let mut traced = trace(cx, f, args, 0, transform)?;
-    let tape = cx.tape();
-    let result = jacobian_rows(tape, &mut traced, &argument, transform);
-    tape.recycle(traced.level, traced.records);
-    Ok(result?)
+    let result = jacobian_rows(cx, &mut traced, &argument, transform);
+    cx.tape().recycle(traced.level, traced.records);
+    result
 }
 
 /// One backward pass per element of the traced result, stacked into the Jacobian.
-fn jacobian_rows(
-    tape: &mut Tape,
+fn jacobian_rows<C: AdContext + ?Sized>(
+    cx: &mut C,
     traced: &mut Traced,
     argument: &Value,
     transform: &'static str,
-) -> Result<Value, AdError> {
+) -> Result<Value, C::Error> {
     let y = &traced.y;
     if !y.is_differentiable() {
-        return Err(AdErrorKind::NotScalarOutput { transform, found: y.type_name() }.into());
+        let found = y.type_name();
+        return Err(AdError::from(AdErrorKind::NotScalarOutput { transform, found }).into());
     }
     let mut shape = y.shape().to_vec();
     shape.extend_from_slice(argument.shape());
     let Some(output) = traced.output else {
         return match y.is_float() && argument.is_float() {
             true => Ok(Value::Float(0.0)),
-            false => Ok(Value::tensor(Tensor::zeros(&shape)?)),
+            false => Ok(Value::tensor(Tensor::zeros(&shape).map_err(AdError::from)?)),
         };
     };
     if y.is_float() {
-        let row = leaf_adjoint(tape, traced, output, Value::Float(1.0), Words::GivenBack)?;
-        return row.map_or_else(|| zeros_like(argument), Ok);
+        let row = leaf_adjoint(cx, traced, output, Value::Float(1.0), Words::GivenBack)?;
+        return Ok(row.map_or_else(|| zeros_like(argument), Ok)?);
     }
     let (count, y_shape) = (y.len(), y.shape().to_vec());
     let mut rows = Vec::with_capacity(count);
     for position in 0..count {
         let mut seed = vec![0.0; count];
         seed[position] = 1.0;
-        let seed = Value::tensor(Tensor::from_vec(&y_shape, seed)?);
-        let row = leaf_adjoint(tape, traced, output, seed, Words::Kept)?;
+        let seed = Value::tensor(Tensor::from_vec(&y_shape, seed).map_err(AdError::from)?);
+        let row = leaf_adjoint(cx, traced, output, seed, Words::Kept)?;
         rows.push(match row {
             Some(row) => row,
             None => zeros_like(argument)?,
         });
     }
     if rows.is_empty() {
-        return Ok(Value::tensor(Tensor::zeros(&shape)?));
+        return Ok(Value::tensor(Tensor::zeros(&shape).map_err(AdError::from)?));
     }
+    let tape = cx.tape();
     let stacked = ops::stack_many(tape, rows)?;
-    ops::reshape(tape, stacked, &shape)
+    Ok(ops::reshape(tape, stacked, &shape)?)
 }
 
 /// How `gradcheck` compares: an element passes when
@@ -421,7 +485,7 @@ pub fn gradcheck<C, E>(
     config: GradcheckConfig,
 ) -> Result<GradcheckReport, E>
 where
-    C: AdContext + ?Sized,
+    C: AdContext<Error = E> + ?Sized,
     E: From<AdError>,
 {
     let args: Vec<Value> = args.iter().map(Value::detach).collect();

@@ -4,7 +4,7 @@
 
 use hir::Code;
 
-use crate::autodiff::AdErrorKind;
+use crate::autodiff::{self, AdErrorKind};
 use crate::code::{
     BuiltinCall, ChartArgs, Construct, DimsArg, FormatPiece, IndexAssign, Operand, PrintItem,
     PrintOptionsArgs, TargetShape,
@@ -294,13 +294,15 @@ impl Machine<'_, '_> {
             BuiltinCall::Backward { y, text } => {
                 let y = self.fetch(base, *y);
                 let here = self.span_at(self.resume.saturating_sub(1) as usize);
-                match self.tape.backward(&y) {
-                    Ok(()) => self.last_backward = here,
+                let pass = match self.tape.begin_backward(&y) {
+                    Ok(pass) => pass,
                     Err(error) if matches!(error.kind(), AdErrorKind::ReleasedGraph { .. }) => {
                         return Err(self.released_graph(error, text));
                     }
                     Err(error) => return Err(error.into()),
-                }
+                };
+                autodiff::program_backward(self, pass)?;
+                self.last_backward = here;
                 Value::Int(0)
             }
             BuiltinCall::GradOf(x) => {
@@ -346,9 +348,9 @@ impl Machine<'_, '_> {
                 }
                 Value::Int(0)
             }
-            BuiltinCall::Gradcheck { unit, name, args } => {
+            BuiltinCall::Gradcheck { callable, name, args } => {
                 let values: Vec<Value> = args.iter().map(|&a| self.fetch(base, a)).collect();
-                let report = self.gradcheck(*unit, values)?;
+                let report = self.gradcheck(*callable, values)?;
                 if !report.passed {
                     let detail = match &report.worst {
                         Some(worst) => {

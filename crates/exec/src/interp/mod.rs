@@ -152,8 +152,14 @@ pub struct Machine<'p, 'o> {
 }
 
 impl AdContext for Machine<'_, '_> {
+    type Error = RuntimeError;
+
     fn tape(&mut self) -> &mut Tape {
         &mut self.tape
+    }
+
+    fn run_rule(&mut self, rule: u32, arguments: Vec<Value>) -> Result<Value, RuntimeError> {
+        stacker::maybe_grow(NATIVE_RED_ZONE, NATIVE_SEGMENT, || self.invoke(rule, arguments))
     }
 }
 
@@ -1607,6 +1613,7 @@ impl<'p, 'o> Machine<'p, 'o> {
         };
         let (op, wrt, inner) = match *target {
             Callable::Unit(unit) => return self.invoke(unit, args),
+            Callable::Custom { function, rule } => return self.call_custom(function, rule, args),
             Callable::Transform { op, wrt, inner } => (op, wrt, inner),
         };
         if self.transform_depth >= self.limits.max_transform_depth {
@@ -1641,14 +1648,42 @@ impl<'p, 'o> Machine<'p, 'o> {
         result
     }
 
-    /// `gradcheck(f, args...)` for the function of `unit`.
+    /// A call of the function `function` whose derivative is the rule `rule`: when an argument
+    /// is tracked, the call runs on the arguments unboxed at the highest level that tracks one
+    /// (so that lower levels record it the same way) and is recorded there as one operation
+    /// whose backward rule runs `rule`; the function's own operations are not recorded at that
+    /// level.
+    fn call_custom(
+        &mut self,
+        function: u32,
+        rule: u32,
+        args: Vec<Value>,
+    ) -> Result<Value, RuntimeError> {
+        match self.tape.lift_vec(args) {
+            autodiff::LiftedVec::Plain(args) => self.invoke(function, args),
+            autodiff::LiftedVec::Tracked { level, inner, args: inputs } => {
+                let output = self.call_custom(function, rule, inner.clone())?;
+                let op = autodiff::Op::Custom {
+                    rule,
+                    inputs: inputs.into_boxed_slice(),
+                    arguments: inner.into_boxed_slice(),
+                    output: output.clone(),
+                };
+                Ok(self.tape.push(level, op, output)?)
+            }
+        }
+    }
+
+    /// `gradcheck(f, args...)` for the function of `callable` (its rule's derivative when it
+    /// has one).
     fn gradcheck(
         &mut self,
-        unit: u32,
+        callable: u32,
         args: Vec<Value>,
     ) -> Result<autodiff::GradcheckReport, RuntimeError> {
-        let mut f =
-            move |machine: &mut Machine<'p, 'o>, args: Vec<Value>| machine.invoke(unit, args);
+        let mut f = move |machine: &mut Machine<'p, 'o>, args: Vec<Value>| {
+            machine.call_callable(callable, args)
+        };
         autodiff::gradcheck(self, &mut f, args, autodiff::GradcheckConfig::default())
     }
 

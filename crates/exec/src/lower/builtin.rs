@@ -306,13 +306,14 @@ impl UnitLowerer<'_, '_> {
                 let Some(Resolution::Function(def)) = self.infer.resolution(function) else {
                     return Err(self.internal("gradcheck of a non-function", span));
                 };
-                let unit = self.unit_of(def)?;
+                let callable = self.function_callable(def)?;
+                let callable = self.builder.intern_callable(callable);
                 let signature = hir::signature(self.db(), def);
                 let params: Vec<Ty> =
                     signature.params.iter().map(|p| hir::ty_of_ref(&p.ty)).collect();
                 let operands = self.arguments(args.get(1..).unwrap_or_default(), &params)?;
                 BuiltinCall::Gradcheck {
-                    unit,
+                    callable,
                     name: signature.name.as_str().into(),
                     args: operands,
                 }

@@ -978,6 +978,20 @@ impl UnitLowerer<'_, '_> {
                 Ok(Self::result(dest.unwrap_or(Dest::Any), dst))
             }
             Expr::Name { .. } => match self.infer.resolution(callee) {
+                Some(Resolution::Function(def))
+                    if hir::infer(self.db(), def).derivative.is_some() =>
+                {
+                    let callable = self.function_callable(def)?;
+                    let callable = self.builder.intern_callable(callable);
+                    let signature = hir::signature(self.db(), def);
+                    let params: Vec<Ty> =
+                        signature.params.iter().map(|p| hir::ty_of_ref(&p.ty)).collect();
+                    let operands = self.arguments(&args, &params)?;
+                    let dst = self.dst(dest.unwrap_or(Dest::Any));
+                    let args = self.arg_range(&operands);
+                    self.emit(Instr::CallTransform { callable, dst, args }, span);
+                    Ok(Self::result(dest.unwrap_or(Dest::Any), dst))
+                }
                 Some(Resolution::Function(def)) => {
                     let unit = self.unit_of(def)?;
                     let signature = hir::signature(self.db(), def);
@@ -1083,12 +1097,21 @@ impl UnitLowerer<'_, '_> {
         Ok(operands.into_boxed_slice())
     }
 
+    /// A function as a callable: its unit, with its derivative rule's when it has one.
+    pub(super) fn function_callable(&self, def: hir::DefId) -> Result<Callable> {
+        let function = self.unit_of(def)?;
+        Ok(match hir::infer(self.db(), def).derivative {
+            Some(rule) => Callable::Custom { function, rule: self.unit_of(rule)? },
+            None => Callable::Unit(function),
+        })
+    }
+
     /// The callable a callee names: a function, or a transform of one.
     fn callable(&mut self, expr: ExprId) -> Result<u32> {
         let span = self.span_of(expr);
         let callable = match &self.body.exprs[expr] {
             Expr::Name { .. } => match self.infer.resolution(expr) {
-                Some(Resolution::Function(def)) => Callable::Unit(self.unit_of(def)?),
+                Some(Resolution::Function(def)) => self.function_callable(def)?,
                 _ => return Err(self.internal("a derivative of a non-function", span)),
             },
             Expr::Transform { op, func, wrt } => {

@@ -35,6 +35,8 @@ pub struct Signature {
     /// Shape variables bound by the parameters, in order of first appearance.
     pub shape_vars: Vec<SmolStr>,
     pub name_span: Option<RelSpan>,
+    /// The function named by a `derivative` clause, as written, and where.
+    pub derivative: Option<(SmolStr, RelSpan)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -361,6 +363,10 @@ impl<'db> Lowerer<'db> {
                 (None, None) => TypeRef::Error,
             };
         }
+        self.signature.derivative = fn_def
+            .derivative_clause()
+            .and_then(|clause| clause.name_ref())
+            .map(|name| (SmolStr::new(name.text()), self.span(name.syntax())));
         if let Some(block) = fn_def.block() {
             let root = self.lower_items(block.items());
             self.body.root = root;

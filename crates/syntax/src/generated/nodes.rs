@@ -49,6 +49,9 @@ impl FnDef {
     pub fn param_list(&self) -> Option<ParamList> {
         support::child(&self.syntax)
     }
+    pub fn derivative_clause(&self) -> Option<DerivativeClause> {
+        support::child(&self.syntax)
+    }
     pub fn block(&self) -> Option<Block> {
         support::child(&self.syntax)
     }
@@ -245,6 +248,35 @@ impl AstNode for ParamList {
     }
 }
 impl std::fmt::Display for ParamList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self.syntax(), f)
+    }
+}
+#[doc = " The `DerivativeClause` node of `nabla.ungram`."]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DerivativeClause {
+    pub(crate) syntax: SyntaxNode,
+}
+impl DerivativeClause {
+    pub fn derivative_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::DERIVATIVE_KW)
+    }
+    pub fn name_ref(&self) -> Option<NameRef> {
+        support::child(&self.syntax)
+    }
+}
+impl AstNode for DerivativeClause {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == SyntaxKind::DERIVATIVE_CLAUSE
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        if Self::can_cast(syntax.kind()) { Some(Self { syntax }) } else { None }
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+impl std::fmt::Display for DerivativeClause {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         std::fmt::Display::fmt(self.syntax(), f)
     }

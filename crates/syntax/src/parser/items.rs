@@ -101,6 +101,9 @@ pub(super) fn fn_def_rest(p: &mut Parser<'_>) {
     } else {
         p.expect(T!['(']);
     }
+    if p.at(T![derivative]) {
+        derivative_clause(p);
+    }
     body_block(p, "a function");
 }
 
@@ -115,6 +118,21 @@ fn tuple_type(p: &mut Parser<'_>) {
         }
     });
     m.complete(p, TUPLE_TYPE);
+}
+
+/// `derivative rule` between a function's parameters and its body: the function that gives
+/// this one's derivative.
+fn derivative_clause(p: &mut Parser<'_>) {
+    let m = p.start();
+    p.bump(T![derivative]);
+    if p.at(IDENT) {
+        let name = p.start();
+        p.bump(IDENT);
+        name.complete(p, NAME_REF);
+    } else {
+        p.error("expected the name of the function that gives the derivative, as in `derivative f_rule`");
+    }
+    m.complete(p, DERIVATIVE_CLAUSE);
 }
 
 fn param_list(p: &mut Parser<'_>) {
