@@ -175,10 +175,12 @@ pub enum CastKind {
     Bool,
 }
 
-/// One entry of a bracket of an index expression: `i`, `i:j:s`, `...` or `none`.
+/// One entry of a bracket of an index expression: `i`, `i:j:s`, `...`, `none`, or a tensor of
+/// indices (NumPy's advanced indexing; such a bracket is always alone in its chain).
 #[derive(Clone, Copy, Debug)]
 pub enum IndexEntry {
     At(Operand),
+    Indices(Operand),
     Slice { start: Option<Operand>, end: Option<Operand>, step: Option<Operand> },
     Ellipsis,
     NewAxis,

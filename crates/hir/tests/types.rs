@@ -204,3 +204,30 @@ function float views(Tensor a[n][m], Tensor x[3][4][5]) {
 "#,
     );
 }
+
+#[test]
+fn index_tensors_gather_with_numpy_shapes() {
+    check_types(
+        r#"
+function float gathers(Tensor E[v][d], Tensor ids[n], Tensor p[k][c], Tensor y[k], Tensor x[2][3][4]) {
+    Tensor r = E[ids];
+    //         ^^^^^^ Tensor[n][d]
+    Tensor q = p[arange(k), y];
+    //         ^^^^^^^^^^^^^^^ Tensor[k]
+    Tensor a = x[:, [2, 0]];
+    //         ^^^^^^^^^^^^ Tensor[2][2][4]
+    Tensor b = x[[1, 0], :, [0, 3]];
+    //         ^^^^^^^^^^^^^^^^^^^^ Tensor[2][3]
+    Tensor e = x[0, :, [1, 2]];
+    //         ^^^^^^^^^^^^^^^ Tensor[2][3]
+    Tensor f = x[none, [1], 0];
+    //         ^^^^^^^^^^^^^^^ Tensor[1][1][4]
+    Tensor g = x[[[0], [1]], [0, 2]];
+    //         ^^^^^^^^^^^^^^^^^^^^^ Tensor[2][2][4]
+    Tensor h = x[..., [0, 0]];
+    //         ^^^^^^^^^^^^^^ Tensor[2][3][2]
+    return sum(r) + sum(q) + sum(a) + sum(b) + sum(e) + sum(f) + sum(g) + sum(h);
+}
+"#,
+    );
+}

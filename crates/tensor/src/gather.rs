@@ -7,20 +7,39 @@
 //! pool). Its linear part has a transpose, [`Gather::scatter_add`], which adds every output
 //! element back into the input element it came from; the two are each other's derivative, so one
 //! pair of operations on the autodiff tape differentiates every rearrangement to any order.
+//! NumPy's advanced indexing (`E[ids]`, `p[arange(k), y]`, mixed with slices) is one too
+//! ([`Gather::advanced`]).
+//!
+//! A map whose sources are whole rows of contiguous elements (an embedding lookup copies rows of
+//! the table) keeps one source per row ([`Gather::rows`]), so it costs one `usize` per row, and
+//! applying it copies slices.
 
 use std::ops::Range;
 
 use super::Tensor;
 use super::allocation::check_allocation;
+use super::broadcast::{broadcast_shapes, broadcast_to};
 use super::error::TensorError;
+use super::index::{Subscript, position, slice};
 
 /// An index map from an input shape to an output shape (see the module documentation).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Gather {
     input: Box<[usize]>,
     output: Box<[usize]>,
+    /// The first input element of each run of `block` output elements, or [`Gather::FILL`].
     sources: Box<[usize]>,
+    /// The elements each source stands for: 1, or the length of the rows a row gather copies.
+    block: usize,
     fill: f64,
+}
+
+/// One entry of a bracket of NumPy's advanced indexing ([`Gather::advanced`]): a basic subscript
+/// or a tensor of indices (floats holding integers, negative ones counting from the end).
+#[derive(Clone, Copy, Debug)]
+pub enum Entry<'a> {
+    Basic(Subscript),
+    Indices(&'a Tensor),
 }
 
 /// How `pad` fills the new elements, as NumPy's `pad` modes.
@@ -108,7 +127,43 @@ impl Gather {
         {
             return Err(TensorError::DataLength { shape: output.to_vec(), len: sources.len() });
         }
-        Ok(Gather { input: input.into(), output: output.into(), sources: sources.into(), fill })
+        Ok(Gather {
+            input: input.into(),
+            output: output.into(),
+            sources: sources.into(),
+            block: 1,
+            fill,
+        })
+    }
+
+    /// A map that copies rows of `block` contiguous elements: output elements
+    /// `r * block .. (r + 1) * block` are input elements `sources[r] .. sources[r] + block`.
+    pub fn rows(
+        input: &[usize],
+        output: &[usize],
+        sources: Vec<usize>,
+        block: usize,
+    ) -> Result<Gather, TensorError> {
+        let input_len = check_allocation(input)?;
+        let output_len = check_allocation(output)?;
+        if block == 0
+            || sources.len().checked_mul(block) != Some(output_len)
+            || sources.iter().any(|&s| s.checked_add(block).is_none_or(|end| end > input_len))
+        {
+            return Err(TensorError::DataLength { shape: output.to_vec(), len: sources.len() });
+        }
+        Ok(Gather {
+            input: input.into(),
+            output: output.into(),
+            sources: sources.into(),
+            block,
+            fill: 0.0,
+        })
+    }
+
+    /// The bytes the map holds (its sources), which a tape that keeps it counts.
+    pub fn bytes(&self) -> usize {
+        self.sources.len().saturating_mul(size_of::<usize>())
     }
 
     /// The shape the map reads.
@@ -126,6 +181,14 @@ impl Gather {
         self.expect_shape(x, &self.input)?;
         let standard = x.array().as_standard_layout();
         let values = standard.as_slice().unwrap_or_default();
+        if self.block > 1 {
+            let mut gathered = Vec::with_capacity(self.sources.len() * self.block);
+            for &source in self.sources.iter() {
+                // `rows` checked every row against the input's length.
+                gathered.extend_from_slice(values.get(source..source + self.block).unwrap_or(&[]));
+            }
+            return Tensor::from_vec(&self.output, gathered);
+        }
         let gathered = self
             .sources
             .iter()
@@ -145,6 +208,17 @@ impl Gather {
         let len = check_allocation(&self.input)?;
         let mut sums = vec![0.0; len];
         let standard = y.array().as_standard_layout();
+        if self.block > 1 {
+            let values = standard.as_slice().unwrap_or_default();
+            for (&source, row) in self.sources.iter().zip(values.chunks_exact(self.block)) {
+                if let Some(sums) = sums.get_mut(source..source + self.block) {
+                    for (sum, value) in sums.iter_mut().zip(row) {
+                        *sum += value;
+                    }
+                }
+            }
+            return Tensor::from_vec(&self.input, sums);
+        }
         for (&source, &value) in self.sources.iter().zip(standard.iter()) {
             if let Some(sum) = sums.get_mut(source) {
                 *sum += value;
@@ -384,6 +458,196 @@ impl Gather {
             advance(&mut position, &output);
         }
         Gather::new(shape, &output, sources, 0.0)
+    }
+
+    /// `x[entries]` for a bracket holding index tensors, as NumPy's advanced indexing: the index
+    /// tensors and the integers of the bracket broadcast together to a shape `B`; each element
+    /// of the result takes, on those axes, the positions their elements give at its place in
+    /// `B`, and on the other axes what the slices select. The axes of `B` replace the indexed
+    /// axes where these are adjacent in the bracket (`p[:, ids]`), and come first otherwise
+    /// (`p[ids, :, 0]`). Slices, `...` and new axes follow the rules of basic indexing.
+    ///
+    /// The map copies whole rows when the axes after the last indexed one are taken whole (an
+    /// embedding lookup `E[ids]`).
+    pub fn advanced(shape: &[usize], entries: &[Entry]) -> Result<Gather, TensorError> {
+        /// An axis of the result: a slice of an input axis, a new axis, or the axes of `B`.
+        enum Out {
+            Range { axis: usize, first: usize, step: isize, len: usize },
+            New,
+            Indexed,
+        }
+        let rank = shape.len();
+        let is_named = |e: &&Entry| {
+            matches!(
+                e,
+                Entry::Indices(_) | Entry::Basic(Subscript::At(_) | Subscript::Slice { .. })
+            )
+        };
+        let named = entries.iter().filter(is_named).count();
+        let ellipses =
+            entries.iter().filter(|e| matches!(e, Entry::Basic(Subscript::Ellipsis))).count();
+        if ellipses > 1 {
+            return Err(TensorError::Ellipses { count: ellipses });
+        }
+        if named > rank {
+            return Err(TensorError::TooManyIndices { count: named, rank });
+        }
+        let is_indexed =
+            |e: &Entry| matches!(e, Entry::Indices(_) | Entry::Basic(Subscript::At(_)));
+        let first = entries.iter().position(is_indexed);
+        let last = entries.iter().rposition(is_indexed);
+        let adjacent = match (first, last) {
+            (Some(first), Some(last)) => entries[first..=last].iter().all(is_indexed),
+            _ => true,
+        };
+        // The broadcast shape of the indices and, for each indexed axis, its positions.
+        let mut indexed_shape: Vec<usize> = Vec::new();
+        for entry in entries {
+            if let Entry::Indices(indices) = entry {
+                indexed_shape = broadcast_shapes(&indexed_shape, indices.shape())?;
+            }
+        }
+        let indexed_len = check_allocation(&indexed_shape)?;
+        let strides = row_major_strides(shape);
+        let mut offsets = vec![0usize; indexed_len];
+        let mut outs = Vec::with_capacity(rank + entries.len());
+        if !adjacent {
+            outs.push(Out::Indexed);
+        }
+        let mut axis = 0;
+        for (position_in_bracket, entry) in entries.iter().enumerate() {
+            match *entry {
+                Entry::Basic(Subscript::NewAxis) => outs.push(Out::New),
+                Entry::Basic(Subscript::Ellipsis) => {
+                    for _ in 0..rank - named {
+                        outs.push(Out::Range { axis, first: 0, step: 1, len: shape[axis] });
+                        axis += 1;
+                    }
+                }
+                Entry::Basic(Subscript::Slice { start, end, step }) => {
+                    let (first, step, len) = slice(axis, shape[axis], start, end, step)?;
+                    outs.push(Out::Range { axis, first, step, len });
+                    axis += 1;
+                }
+                Entry::Basic(Subscript::At(i)) => {
+                    let extent = shape[axis];
+                    let at = position(i, extent).ok_or(TensorError::IndexOutOfRange {
+                        axis,
+                        index: i,
+                        extent,
+                    })?;
+                    offsets.iter_mut().for_each(|offset| *offset += at * strides[axis]);
+                    if adjacent && Some(position_in_bracket) == first {
+                        outs.push(Out::Indexed);
+                    }
+                    axis += 1;
+                }
+                Entry::Indices(indices) => {
+                    let extent = shape[axis];
+                    let spread = broadcast_to(indices, &indexed_shape)?;
+                    for (offset, &value) in offsets.iter_mut().zip(spread.array().iter()) {
+                        let at = integer_index(value, extent)
+                            .ok_or(TensorError::IndexValue { value, extent })?;
+                        *offset += at * strides[axis];
+                    }
+                    if adjacent && Some(position_in_bracket) == first {
+                        outs.push(Out::Indexed);
+                    }
+                    axis += 1;
+                }
+            }
+        }
+        for (axis, &len) in shape.iter().enumerate().skip(axis) {
+            outs.push(Out::Range { axis, first: 0, step: 1, len });
+        }
+        let mut output = Vec::with_capacity(outs.len() + indexed_shape.len());
+        for out in &outs {
+            match *out {
+                Out::Range { len, .. } => output.push(len),
+                Out::New => output.push(1),
+                Out::Indexed => output.extend_from_slice(&indexed_shape),
+            }
+        }
+        // The trailing result axes that are whole trailing input axes, in order, form the rows.
+        let mut block = 1;
+        let mut row_axes = outs.len();
+        let mut next_axis = rank;
+        while let Some(Out::Range { axis, first: 0, step: 1, len }) =
+            row_axes.checked_sub(1).map(|i| &outs[i])
+            && *axis + 1 == next_axis
+            && *len == shape[*axis]
+        {
+            block *= len;
+            next_axis = *axis;
+            row_axes -= 1;
+        }
+        let outs = &outs[..row_axes];
+        // An odometer over the remaining result axes (`B` counted as one), adding up the offsets.
+        let extents: Vec<usize> = outs
+            .iter()
+            .map(|out| match *out {
+                Out::Range { len, .. } => len,
+                Out::New => 1,
+                Out::Indexed => indexed_len,
+            })
+            .collect();
+        let rows = check_allocation(&extents)?;
+        let mut sources = Vec::with_capacity(rows);
+        if rows > 0 {
+            let mut index = vec![0usize; extents.len()];
+            loop {
+                let mut source = 0isize;
+                for (out, &i) in outs.iter().zip(&index) {
+                    source += match *out {
+                        Out::Range { axis, first, step, .. } => {
+                            (first as isize + step * i as isize) * strides[axis] as isize
+                        }
+                        Out::New => 0,
+                        Out::Indexed => offsets[i] as isize,
+                    };
+                }
+                sources.push(source as usize);
+                if !advance(&mut index, &extents) {
+                    break;
+                }
+            }
+        }
+        if block == 0 {
+            // An empty row: nothing is read.
+            return Gather::new(shape, &output, Vec::new(), 0.0);
+        }
+        Gather::rows(shape, &output, sources, block)
+    }
+
+    /// 1.0 at each output element that is the last (in row-major order) to read its input
+    /// element, 0.0 at the others: what an assignment through the map writes when indices repeat
+    /// (the last one wins, as in NumPy).
+    pub fn last_reads(&self) -> Result<Tensor, TensorError> {
+        let input_len = check_allocation(&self.input)?;
+        let mut last = vec![usize::MAX; input_len.div_ceil(self.block.max(1))];
+        for (row, &source) in self.sources.iter().enumerate() {
+            if let Some(slot) = last.get_mut(source / self.block.max(1)) {
+                *slot = row;
+            }
+        }
+        let mut kept = Vec::with_capacity(self.sources.len() * self.block);
+        for (row, &source) in self.sources.iter().enumerate() {
+            let keep = last.get(source / self.block.max(1)) == Some(&row);
+            kept.extend(std::iter::repeat_n(if keep { 1.0 } else { 0.0 }, self.block));
+        }
+        Tensor::from_vec(&self.output, kept)
+    }
+
+    /// 1.0 at each input element the map reads, 0.0 at the others.
+    pub fn read_mask(&self) -> Result<Tensor, TensorError> {
+        let len = check_allocation(&self.input)?;
+        let mut mask = vec![0.0; len];
+        for &source in self.sources.iter() {
+            if let Some(read) = mask.get_mut(source..source.saturating_add(self.block)) {
+                read.fill(1.0);
+            }
+        }
+        Tensor::from_vec(&self.input, mask)
     }
 
     /// The sliding windows of a convolution or pooling over `x`'s shape `[N][C][spatial...]`,

@@ -203,7 +203,7 @@ fn offset(start: usize, step: isize, position: usize) -> usize {
 }
 
 /// A position `-extent <= i < extent` counted from the front.
-fn position(i: i64, extent: usize) -> Option<usize> {
+pub(crate) fn position(i: i64, extent: usize) -> Option<usize> {
     let extent = i64::try_from(extent).ok()?;
     let i = if i < 0 { i.checked_add(extent)? } else { i };
     (0..extent).contains(&i).then_some(i as usize)

@@ -647,6 +647,15 @@ fn pullback_value(t: &mut Tape, op: &Op, g: Value, adjoints: &mut Adjoints) -> R
             })?;
             accumulate_arg(t, adjoints, *target, |_| Ok(g))
         }
+        // A gather and a scatter-add through the same map are each other's transpose.
+        Op::Gather { x, map } => {
+            let contribution = ops::scatter_add(t, g, map)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::ScatterAdd { x, map } => {
+            let contribution = ops::gather(t, g, map)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
         Op::BroadcastTo { x, kind } => {
             let contribution = unbroadcast(t, g, kind)?;
             accumulate(t, adjoints, *x as usize, contribution)

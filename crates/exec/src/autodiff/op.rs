@@ -140,6 +140,14 @@ pub(crate) enum Op {
     Set { target: Arg, value: Arg, index: Box<[Index]>, kind: Kind, consumed: bool },
     /// `target[index] += value`, of `value` of `kind`; `consumed` as for [`Op::Set`].
     AddAt { target: Arg, value: Arg, index: Box<[Index]>, kind: Kind, consumed: bool },
+    /// `x` rearranged by an index map: output element `i` is the input element the map gives
+    /// for it (`E[ids]`, `p[arange(k), y]`, and any built-in that is a `tensor::Gather`). Its
+    /// rule is a [`Op::ScatterAdd`] through the same map.
+    Gather { x: u32, map: Rc<tensor::Gather> },
+    /// The transpose of a gather: each element of `x` (of the map's output shape) added into the
+    /// element of the map's input shape it was gathered from, duplicates accumulating
+    /// (`index_add`, the gradient of a gather). Its rule is a [`Op::Gather`] through the map.
+    ScatterAdd { x: u32, map: Rc<tensor::Gather> },
     /// `x` of `kind` broadcast to a larger shape.
     BroadcastTo { x: u32, kind: Kind },
     /// A tensor summed down to the shape of `kind`, which it broadcasts from.
@@ -188,6 +196,8 @@ impl Op {
             | Op::Diag { x, .. }
             | Op::Trace { x, .. }
             | Op::Get { x, .. }
+            | Op::Gather { x, .. }
+            | Op::ScatterAdd { x, .. }
             | Op::BroadcastTo { x, .. }
             | Op::SumToShape { x, .. }
             | Op::ToTensor { x }
@@ -235,6 +245,8 @@ impl Op {
             Op::Get { .. } => "index",
             Op::Set { .. } => "indexed assignment",
             Op::AddAt { .. } => "indexed +=",
+            Op::Gather { .. } => "gather",
+            Op::ScatterAdd { .. } => "scatter-add",
             Op::BroadcastTo { .. } => "broadcast",
             Op::SumToShape { .. } => "sum to shape",
             Op::ToTensor { .. } => "to tensor",
@@ -264,6 +276,8 @@ impl Op {
             | Op::Get { .. }
             | Op::Set { .. }
             | Op::AddAt { .. }
+            | Op::Gather { .. }
+            | Op::ScatterAdd { .. }
             | Op::BroadcastTo { .. }
             | Op::SumToShape { .. }
             | Op::ToTensor { .. }
@@ -302,12 +316,16 @@ impl Op {
     }
 
     /// The bytes of the tensors the record keeps alive (each counted as if it had its own
-    /// buffer).
+    /// buffer), and of the index map of a gather or scatter.
     pub(crate) fn saved_bytes(&self) -> usize {
+        let map = match self {
+            Op::Gather { map, .. } | Op::ScatterAdd { map, .. } => map.bytes(),
+            _ => 0,
+        };
         self.saved()
             .into_iter()
             .filter_map(Value::as_tensor)
             .map(|tensor| tensor.len().saturating_mul(size_of::<f64>()))
-            .fold(0, usize::saturating_add)
+            .fold(map, usize::saturating_add)
     }
 }

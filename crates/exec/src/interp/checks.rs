@@ -9,7 +9,9 @@ use crate::code::{
 };
 use crate::error::RuntimeError;
 use crate::value::Value;
-use tensor::{Index, Resolver, ShapeText, Subscript, Tensor};
+use std::rc::Rc;
+
+use tensor::{Entry, Gather, Index, Resolver, ShapeText, Subscript, Tensor};
 
 use super::{Machine, int_of};
 
@@ -267,7 +269,56 @@ impl Machine<'_, '_> {
         }
     }
 
-    /// The index a chain of brackets selects in a tensor of `shape`, composed so that each
+    /// What a chain of brackets selects in a tensor of `shape`: basic brackets composed so that
+    /// each applies to what the previous ones selected (`tensor::Resolver`), or the map of a
+    /// bracket holding index tensors (`tensor::Gather::advanced`), which the lowering puts alone
+    /// in its chain.
+    pub(super) fn selection(
+        &self,
+        base: usize,
+        shape: &[usize],
+        chain: &[Box<[IndexEntry]>],
+    ) -> Result<Selection, RuntimeError> {
+        let [entries] = chain else {
+            return self.index(base, shape, chain).map(Selection::Basic);
+        };
+        if !entries.iter().any(|entry| matches!(entry, IndexEntry::Indices(_))) {
+            return self.index(base, shape, chain).map(Selection::Basic);
+        }
+        let tensors: Vec<Value> = entries
+            .iter()
+            .filter_map(|entry| match *entry {
+                IndexEntry::Indices(operand) => {
+                    Some(self.stack[base + operand.slot() as usize].detach())
+                }
+                _ => None,
+            })
+            .collect();
+        let mut tensors = tensors.iter();
+        let mut bracket = Vec::with_capacity(entries.len());
+        for entry in entries.iter() {
+            let bound = |o: Option<Operand>| o.map(|o| self.int_at(base, o)).transpose();
+            bracket.push(match *entry {
+                IndexEntry::At(i) => Entry::Basic(Subscript::At(self.int_at(base, i)?)),
+                IndexEntry::Indices(_) => {
+                    let value = tensors.next().and_then(Value::as_tensor).ok_or_else(|| {
+                        RuntimeError::internal("an index tensor that is not a tensor")
+                    })?;
+                    Entry::Indices(value)
+                }
+                IndexEntry::Slice { start, end, step } => Entry::Basic(Subscript::Slice {
+                    start: bound(start)?,
+                    end: bound(end)?,
+                    step: bound(step)?,
+                }),
+                IndexEntry::Ellipsis => Entry::Basic(Subscript::Ellipsis),
+                IndexEntry::NewAxis => Entry::Basic(Subscript::NewAxis),
+            });
+        }
+        Ok(Selection::Gathered(Rc::new(Gather::advanced(shape, &bracket)?)))
+    }
+
+    /// The index a chain of basic brackets selects in a tensor of `shape`, composed so that each
     /// bracket applies to what the previous ones selected (`tensor::Resolver`).
     pub(super) fn index(
         &self,
@@ -283,6 +334,9 @@ impl Machine<'_, '_> {
                 let bound = |o: Option<Operand>| o.map(|o| self.int_at(base, o)).transpose();
                 bracket.push(match *entry {
                     IndexEntry::At(i) => Subscript::At(self.int_at(base, i)?),
+                    IndexEntry::Indices(_) => {
+                        return Err(RuntimeError::internal("an index tensor in a chain"));
+                    }
                     IndexEntry::Slice { start, end, step } => Subscript::Slice {
                         start: bound(start)?,
                         end: bound(end)?,
@@ -310,6 +364,12 @@ impl Machine<'_, '_> {
             }
         })
     }
+}
+
+/// What an index expression selects: a basic index or the map of a gather.
+pub(super) enum Selection {
+    Basic(Vec<Index>),
+    Gathered(Rc<Gather>),
 }
 
 /// ` (with n = 3, m = 4)`, or nothing when no variable has a value.

@@ -35,6 +35,7 @@ use crate::ops::{self, scalar};
 use crate::value::{NodeRef, Primal, Value};
 use tensor::{PrintOptions, Rng};
 
+use checks::Selection;
 use float_expr::Evaluated;
 use trace::Tracer;
 
@@ -1517,24 +1518,29 @@ impl<'p, 'o> Machine<'p, 'o> {
             Instr::GetIndex { dst, base: tensor, index } => {
                 let index = unit.indices.get(*index as usize).map_or(&[][..], |list| &list[..]);
                 let x = self.fetch(base, *tensor);
-                let entries = self.index(base, x.shape(), index)?;
-                let value = ops::get(&mut self.tape, x, &entries)?;
+                let value = match self.selection(base, x.shape(), index)? {
+                    Selection::Basic(entries) => ops::get(&mut self.tape, x, &entries)?,
+                    Selection::Gathered(map) => ops::gather(&mut self.tape, x, &map)?,
+                };
                 self.set(base, *dst, value);
             }
             Instr::SetIndex { target, index, value, op } => {
                 let index = unit.indices.get(*index as usize).map_or(&[][..], |list| &list[..]);
                 let v = self.fetch(base, *value);
+                // The selection is made before the target is taken: an index may read it.
+                let shape = self.stack[base + *target as usize].shape();
+                let selection = self.selection(base, shape, index)?;
                 let x = self.fetch(base, Operand::take(*target));
-                let entries = match self.index(base, x.shape(), index) {
-                    Ok(entries) => entries,
-                    Err(error) => {
-                        self.set(base, *target, x);
-                        return Err(error);
+                let t = &mut self.tape;
+                let updated = match (selection, op) {
+                    (Selection::Basic(entries), None) => ops::set(t, x, &entries, v)?,
+                    (Selection::Basic(entries), Some(op)) => {
+                        ops::update_at(t, x, &entries, *op, v)?
                     }
-                };
-                let updated = match op {
-                    None => ops::set(&mut self.tape, x, &entries, v)?,
-                    Some(op) => ops::update_at(&mut self.tape, x, &entries, *op, v)?,
+                    (Selection::Gathered(map), None) => ops::set_gathered(t, x, &map, v)?,
+                    (Selection::Gathered(map), Some(op)) => {
+                        ops::update_gathered(t, x, &map, *op, v)?
+                    }
                 };
                 self.set(base, *target, updated);
             }

@@ -578,11 +578,20 @@ impl UnitLowerer<'_, '_> {
 
     // ----- indexing -----
 
-    /// The root of a chain of `[...]` and the brackets applied to it, outermost last.
+    /// The root of a chain of `[...]` and the brackets applied to it, outermost last. A bracket
+    /// holding index tensors is alone in its chain: it is a gather, which does not compose with
+    /// the brackets of basic indexing (the checker allows an assignment through it only alone).
     fn index_chain(&self, expr: ExprId) -> Result<(ExprId, Vec<Vec<hir::IndexEntry>>)> {
         let mut brackets = Vec::new();
         let mut current = expr;
         while let Expr::Index { base, entries } = &self.body.exprs[current] {
+            if self.is_advanced(entries) {
+                if brackets.is_empty() {
+                    brackets.push(entries.clone());
+                    current = *base;
+                }
+                break;
+            }
             brackets.push(entries.clone());
             current = *base;
         }
@@ -596,6 +605,9 @@ impl UnitLowerer<'_, '_> {
             let mut out = Vec::with_capacity(bracket.len());
             for entry in bracket {
                 out.push(match *entry {
+                    hir::IndexEntry::At(index) if self.ty(index).is_tensor() => {
+                        IndexEntry::Indices(self.int_operand(index)?)
+                    }
                     hir::IndexEntry::At(index) => IndexEntry::At(self.int_operand(index)?),
                     hir::IndexEntry::Slice { start, end, step } => IndexEntry::Slice {
                         start: start.map(|e| self.int_operand(e)).transpose()?,
@@ -611,7 +623,15 @@ impl UnitLowerer<'_, '_> {
         Ok(chain.into_boxed_slice())
     }
 
-    /// An index or bound, read by copy (indices are integers, so nothing is worth taking).
+    /// Whether a bracket holds an index tensor (NumPy's advanced indexing).
+    fn is_advanced(&self, entries: &[hir::IndexEntry]) -> bool {
+        entries.iter().any(|entry| match *entry {
+            hir::IndexEntry::At(index) => self.ty(index).is_tensor(),
+            _ => false,
+        })
+    }
+
+    /// An index (an integer, or a tensor of indices) or a bound, read by copy.
     fn int_operand(&mut self, expr: ExprId) -> Result<Operand> {
         let operand = self.expr(expr, Dest::Any)?;
         Ok(Operand::copy(operand.slot()))

@@ -4,14 +4,23 @@
 //! An indexed assignment produces a new tensor value (reusing the target's buffer when nothing
 //! else shares it), so assignment never cuts the graph: the overwritten region's old elements get
 //! zero gradient and the rest of the target's gradient flows through.
+//!
+//! Indexing by index tensors (NumPy's advanced indexing, `E[ids]`, `p[arange(k), y]`) is a
+//! [`gather`] through a `tensor::Gather` map, and its writes are a [`scatter_add`] through the
+//! same map: `+=` adds every written element (duplicate indices accumulate, as `index_add`), `=`
+//! keeps the last of duplicates (as NumPy) and selects between the scattered values and the old
+//! target, so the overwritten elements of the old value get no gradient. The two records are
+//! each other's rule, so both differentiate to any order; built-ins that rearrange elements
+//! (`take_along_axis`, `sort`, `flip`...) record the same pair with their own maps.
 
 use std::rc::Rc;
 
 use crate::autodiff::{AdError, Kind, Lifted, Op, Tape};
-use crate::ops::elementwise::{binary, tracked};
+use crate::ops::elementwise::{binary, select, tracked};
 use crate::ops::plain;
+use crate::ops::shape::broadcast_to;
 use crate::value::Value;
-use tensor::{self, BinaryOp, Index};
+use tensor::{self, BinaryOp, Gather, Index};
 
 /// `x[index]`: integer indices drop their axis, slices keep it; indexing every axis with integers
 /// gives a float.
@@ -100,4 +109,77 @@ fn scatter(
             t.push(level, op, out)
         }
     }
+}
+
+/// `x` rearranged by `map` (whose input shape is `x`'s): a gather, differentiable to any order.
+pub fn gather(t: &mut Tape, x: Value, map: &Rc<Gather>) -> Result<Value, AdError> {
+    if !x.is_tensor() {
+        return Err(plain::operand("indexing", &x));
+    }
+    match t.lift([x]) {
+        Lifted::Plain([x]) => Ok(Value::tensor(map.apply(&plain::into_tensor(x, "indexing")?)?)),
+        Lifted::Tracked { level, inner: [x], args: [arg] } => {
+            let out = gather(t, x, map)?;
+            t.push(level, Op::Gather { x: tracked(arg)?, map: map.clone() }, out)
+        }
+    }
+}
+
+/// Each element of `y` (of `map`'s output shape) added into the element of `map`'s input shape
+/// it was gathered from, in a tensor of zeros: the transpose of [`gather`], with duplicates
+/// accumulating as `index_add` does.
+pub fn scatter_add(t: &mut Tape, y: Value, map: &Rc<Gather>) -> Result<Value, AdError> {
+    if !y.is_tensor() {
+        return Err(plain::operand("indexed assignment", &y));
+    }
+    match t.lift([y]) {
+        Lifted::Plain([y]) => {
+            Ok(Value::tensor(map.scatter_add(&plain::into_tensor(y, "indexed assignment")?)?))
+        }
+        Lifted::Tracked { level, inner: [y], args: [arg] } => {
+            let out = scatter_add(t, y, map)?;
+            t.push(level, Op::ScatterAdd { x: tracked(arg)?, map: map.clone() }, out)
+        }
+    }
+}
+
+/// `target[indices] = value` through the map of an advanced index: `value` broadcasts to the
+/// map's output; where indices repeat, the last write wins.
+pub fn set_gathered(
+    t: &mut Tape,
+    target: Value,
+    map: &Rc<Gather>,
+    value: Value,
+) -> Result<Value, AdError> {
+    if !target.is_tensor() {
+        return Err(plain::operand("indexed assignment", &target));
+    }
+    let value = broadcast_to(t, value, map.output_shape())?;
+    let kept = Value::tensor(map.last_reads()?);
+    let value = select(t, &kept, value, Value::Float(0.0))?;
+    let scattered = scatter_add(t, value, map)?;
+    let written = Value::tensor(map.read_mask()?);
+    select(t, &written, scattered, target)
+}
+
+/// `target[indices] op= value` through the map of an advanced index: `+=` adds the scattered
+/// values (duplicates accumulate); the other operators read, combine and write back.
+pub fn update_gathered(
+    t: &mut Tape,
+    target: Value,
+    map: &Rc<Gather>,
+    op: BinaryOp,
+    value: Value,
+) -> Result<Value, AdError> {
+    if !target.is_tensor() {
+        return Err(plain::operand("indexed assignment", &target));
+    }
+    if op == BinaryOp::Add {
+        let value = broadcast_to(t, value, map.output_shape())?;
+        let scattered = scatter_add(t, value, map)?;
+        return binary(t, BinaryOp::Add, target, scattered);
+    }
+    let region = gather(t, target.clone(), map)?;
+    let combined = binary(t, op, region, value)?;
+    set_gathered(t, target, map, combined)
 }

@@ -22,7 +22,7 @@ pub(crate) mod shape;
 pub use elementwise::{
     add, binary, binary_fused, div, mul, neg, pow, scaled_update, select, sub, unary, unary_fused,
 };
-pub use index::{add_at, get, set, update_at};
+pub use index::{add_at, gather, get, scatter_add, set, set_gathered, update_at, update_gathered};
 pub use linalg::{cholesky, det, einsum, einsum_ellipsis, inv, matmul, solve};
 pub use reduce::{log_softmax, reduce, softmax};
 pub use shape::{

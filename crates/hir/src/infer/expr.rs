@@ -323,12 +323,46 @@ impl InferCtx<'_> {
     /// stands for the axes no entry names and `none` inserts an axis of extent 1.
     fn infer_index(&mut self, expr: ExprId, base: ExprId, entries: &[IndexEntry]) -> Ty {
         let base_ty = self.infer_expr(base);
+        // NumPy's advanced indexing: the index tensors, and the integers beside them, broadcast
+        // together to the shape of the indexed axes.
+        let mut indexed: Option<Shape> = None;
+        let mut is_indexed = Vec::with_capacity(entries.len());
         for entry in entries {
+            let at = matches!(entry, IndexEntry::At(_));
             for part in entry.exprs() {
                 let ty = self.infer_expr(part);
-                self.check_index_type(part, &ty);
+                self.check_index_type(part, &ty, at);
+                if let (true, Ty::Tensor(shape)) = (at, &ty) {
+                    let joined = match &indexed {
+                        None => Ok(shape.clone()),
+                        Some(joined) => broadcast(joined, shape),
+                    };
+                    match joined {
+                        Ok(joined) => indexed = Some(joined),
+                        Err(_) => {
+                            let span = self.expr_span(part);
+                            let previous = Ty::Tensor(indexed.clone().unwrap_or(Shape::Unranked));
+                            self.report(
+                                Code::BroadcastMismatch,
+                                span,
+                                format!(
+                                    "the index tensors of one bracket must broadcast together: \
+                                     this one is {ty}, the ones before it give {previous}"
+                                ),
+                            );
+                            return Ty::Error;
+                        }
+                    }
+                }
             }
+            is_indexed.push(at);
         }
+        let adjacent =
+            match (is_indexed.iter().position(|&at| at), is_indexed.iter().rposition(|&at| at)) {
+                (Some(first), Some(last)) => is_indexed[first..=last].iter().all(|&at| at),
+                _ => true,
+            };
+        let first_indexed = is_indexed.iter().position(|&at| at);
         let dims = match base_ty {
             Ty::Error => return Ty::Error,
             Ty::Tensor(Shape::Unranked) => return Ty::unranked(),
@@ -366,16 +400,29 @@ impl InferCtx<'_> {
             self.report(Code::RankMismatch, span, message);
             return Ty::Error;
         }
+        let indexed_dims = match &indexed {
+            None => None,
+            Some(Shape::Unranked) => return Ty::unranked(),
+            Some(Shape::Ranked(dims)) => Some(dims.clone()),
+        };
         let mut out = Vec::with_capacity(dims.len() + entries.len());
+        if let (Some(indexed), false) = (&indexed_dims, adjacent) {
+            out.extend(indexed.iter().cloned());
+        }
         let mut axes = dims.iter();
         let mut dropped = false;
-        for entry in entries {
+        for (position, entry) in entries.iter().enumerate() {
             match *entry {
                 IndexEntry::NewAxis => out.push(Dim::Known(1)),
                 IndexEntry::Ellipsis => out.extend(axes.by_ref().take(dims.len() - named).cloned()),
                 IndexEntry::At(index) => {
                     let Some(extent) = axes.next() else { return Ty::Error };
                     dropped = true;
+                    if let (Some(indexed), true) = (&indexed_dims, adjacent)
+                        && Some(position) == first_indexed
+                    {
+                        out.extend(indexed.iter().cloned());
+                    }
                     if let (Dim::Known(n), Some(value)) = (extent, self.const_int(index))
                         && (value < -n || value >= *n)
                     {
@@ -414,7 +461,7 @@ impl InferCtx<'_> {
         }
         out.extend(axes.cloned());
         let new_axes = entries.iter().any(|e| matches!(e, IndexEntry::NewAxis));
-        match out.is_empty() && dropped && !new_axes {
+        match out.is_empty() && dropped && !new_axes && indexed_dims.is_none() {
             true => Ty::Float,
             false => Ty::tensor(out),
         }
@@ -564,9 +611,12 @@ impl InferCtx<'_> {
         Ty::Error
     }
 
-    fn check_index_type(&mut self, index: ExprId, ty: &Ty) {
+    /// An index is an `int`; an entry that is not a slice bound may also be a tensor of indices
+    /// (floats holding integers, checked when the index runs).
+    fn check_index_type(&mut self, index: ExprId, ty: &Ty, tensor_allowed: bool) {
         match ty {
             Ty::Int | Ty::Char | Ty::Error => {}
+            Ty::Tensor(_) if tensor_allowed => {}
             other => {
                 if !self.check_value(index, other) {
                     return;
@@ -946,7 +996,33 @@ impl InferCtx<'_> {
                     }
                 }
             }
-            Expr::Index { base, .. } => self.check_write(*base),
+            Expr::Index { base, .. } => {
+                let base = *base;
+                let mut brackets = 0;
+                let mut advanced = false;
+                let mut current = target;
+                while let Expr::Index { base, entries } = &self.body.exprs[current] {
+                    brackets += 1;
+                    advanced |= entries.iter().any(|entry| match *entry {
+                        IndexEntry::At(index) => self.result.type_of_expr(index).is_tensor(),
+                        _ => false,
+                    });
+                    current = *base;
+                }
+                if advanced && brackets > 1 {
+                    let span = self.expr_span(target);
+                    self.report(
+                        Code::InvalidAssignTarget,
+                        span,
+                        "cannot assign through a chain of brackets with index tensors: a gather \
+                         selects a copy, so the brackets after it would write into the copy"
+                            .to_owned(),
+                    )
+                    .help("write the indices in one bracket: `t[i, ids]` rather than `t[i][ids]`");
+                    return false;
+                }
+                self.check_write(base)
+            }
             _ => {
                 let span = self.expr_span(target);
                 self.report(

@@ -506,6 +506,91 @@ fn steps_reversals_and_new_axes_differentiate() {
     );
 }
 
+/// The map of `x[entries]` for a tensor of `shape`, with the index tensors given.
+fn advanced(shape: &[usize], entries: &[tensor::Entry]) -> Rc<tensor::Gather> {
+    Rc::new(tensor::Gather::advanced(shape, entries).unwrap())
+}
+
+#[test]
+fn gathers_and_scatters_through_index_tensors_differentiate() {
+    use tensor::{Entry, Subscript};
+    let ids = tensor::Tensor::from_vec(&[5], vec![2.0, 0.0, 2.0, -1.0, 2.0]).unwrap();
+    let rows = tensor::Tensor::from_vec(&[3], vec![0.0, 2.0, 3.0]).unwrap();
+    let cols = tensor::Tensor::from_vec(&[3], vec![1.0, 0.0, 1.0]).unwrap();
+    // An embedding lookup with repeated rows; one element per row; indexed axes apart.
+    let lookup = advanced(&[4, 3], &[Entry::Indices(&ids)]);
+    let picks = advanced(&[4, 3], &[Entry::Indices(&rows), Entry::Indices(&cols)]);
+    let apart = advanced(
+        &[4, 3, 2],
+        &[Entry::Indices(&rows), Entry::Basic(Subscript::FULL), Entry::Basic(Subscript::At(1))],
+    );
+    assert_eq!(apart.output_shape(), [3, 3]);
+    let table = sample(&[4, 3], -1.0, 1.0, 31);
+    let (lookup, picks, apart) = (&lookup, &picks, &apart);
+    assert_gradients(
+        "gather rows",
+        &|t, a| ops::gather(t, a[0].clone(), lookup),
+        vec![table.clone()],
+    );
+    assert_gradients(
+        "gather elements",
+        &|t, a| ops::gather(t, a[0].clone(), picks),
+        vec![table.clone()],
+    );
+    assert_gradients(
+        "gather apart",
+        &|t, a| ops::gather(t, a[0].clone(), apart),
+        vec![sample(&[4, 3, 2], -1.0, 1.0, 32)],
+    );
+    let scatter = |t: &mut Tape, a: Vec<Value>| ops::scatter_add(t, a[0].clone(), lookup);
+    assert_gradients("scatter-add with duplicates", &scatter, vec![sample(&[5, 3], -1.0, 1.0, 33)]);
+    let assign =
+        |t: &mut Tape, a: Vec<Value>| ops::set_gathered(t, a[0].clone(), lookup, a[1].clone());
+    assert_gradients(
+        "assign with duplicates",
+        &assign,
+        vec![table.clone(), sample(&[5, 3], -1.0, 1.0, 34)],
+    );
+    assert_gradients(
+        "assign a broadcast row",
+        &assign,
+        vec![table.clone(), sample(&[3], -1.0, 1.0, 35)],
+    );
+    let add = |t: &mut Tape, a: Vec<Value>| {
+        ops::update_gathered(t, a[0].clone(), lookup, BinaryOp::Add, a[1].clone())
+    };
+    assert_gradients(
+        "add with duplicates",
+        &add,
+        vec![table.clone(), sample(&[5, 3], -1.0, 1.0, 36)],
+    );
+    let multiply = |t: &mut Tape, a: Vec<Value>| {
+        ops::update_gathered(t, a[0].clone(), picks, BinaryOp::Mul, a[1].clone())
+    };
+    assert_gradients(
+        "multiply elements",
+        &multiply,
+        vec![table.clone(), sample(&[3], -1.0, 1.0, 37)],
+    );
+    // Second order: a gather, a product and a scatter-add with duplicates, non-linear in `x`.
+    assert_hessian(
+        "gather, scatter-add and assignment with duplicates",
+        &|t, a| {
+            let x = a[0].clone();
+            let gathered = ops::gather(t, x.clone(), lookup)?;
+            let squared = ops::mul(t, gathered.clone(), gathered.clone())?;
+            let scattered = ops::scatter_add(t, squared, lookup)?;
+            let product = ops::mul(t, scattered, x.clone())?;
+            let picked = ops::gather(t, x, picks)?;
+            let picked = ops::mul(t, picked.clone(), picked)?;
+            let written = ops::set_gathered(t, product, picks, picked)?;
+            let added = ops::update_gathered(t, written, lookup, BinaryOp::Add, gathered)?;
+            ops::mul(t, added.clone(), added)
+        },
+        vec![table.clone()],
+    );
+}
+
 /// A well-conditioned matrix: a multiple of the identity plus small random entries.
 fn well_conditioned(n: usize, seed: u64) -> Value {
     let noise = super::numbers(&sample(&[n, n], -0.5, 0.5, seed));
