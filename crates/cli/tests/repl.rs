@@ -113,6 +113,10 @@ fn definitions_persist_and_expressions_print_with_their_type() {
     // Redefinition replaces, with a note.
     entry(&mut repl, "float s = 2", "note: `s` is redefined");
     entry(&mut repl, "a[1][2] * s", "float = 12.0");
+    // So does a destructuring declaration of the same names.
+    entry(&mut repl, "function (float, int) pair(float x) { return (x, 3); }", "");
+    entry(&mut repl, "(float s, int k) = pair(4.0);", "note: `s` is redefined");
+    entry(&mut repl, "s * k", "float = 12.0");
     quit(repl);
 }
 

@@ -669,6 +669,11 @@ impl Repl {
                     keys.extend(names.map(|name| Key::Name(name.text().to_string())));
                     continue;
                 }
+                ast::Item::Stmt(ast::Stmt::TupleDecl(decl)) => {
+                    let names = decl.tuple_bindings().filter_map(|b| b.name());
+                    keys.extend(names.map(|name| Key::Name(name.text().to_string())));
+                    continue;
+                }
                 ast::Item::Stmt(_) => continue,
             };
             keys.push(key.clone());
