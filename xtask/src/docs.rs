@@ -11,6 +11,10 @@
 //!   run-time code;
 //! - `nabla,ignore`: not checked (a fragment, or pseudo-code).
 //!
+//! `check-nan` beside `run` or `run-error=` runs the block with `nabla run --check-nan`. A fence
+//! `text,output` right after a block that runs holds what `nabla run` prints (both streams,
+//! without colour), and must equal it.
+//!
 //! A block that starts with `//- NAME.nb` holds several files, each after its `//- ` line (the
 //! fixture format of the checker's tests); the first one is checked and run, and imports the
 //! others. This module knows Markdown fences and the `nabla` command line, nothing of the crates.
@@ -45,12 +49,18 @@ pub struct Block {
     pub expect: Expect,
     /// The text between the fences, with the fence's indentation removed.
     pub text: String,
+    /// `check-nan`: run with `nabla run --check-nan`.
+    pub check_nan: bool,
+    /// The text of a `text,output` block right after this one: what the run must print.
+    pub output: Option<String>,
 }
 
 /// The Nabla blocks of a Markdown text, or the first malformed info string or unclosed fence.
 pub fn nabla_blocks(markdown: &str) -> Result<Vec<Block>, String> {
-    let mut blocks = Vec::new();
+    let mut blocks: Vec<Block> = Vec::new();
     let mut lines = markdown.lines().enumerate();
+    // Whether the last fenced block was the last of `blocks` (a `text,output` block belongs to it).
+    let mut last_was_nabla = false;
     while let Some((index, line)) = lines.next() {
         let Some(fence) = Fence::open(line) else { continue };
         let mut text = String::new();
@@ -66,14 +76,41 @@ pub fn nabla_blocks(markdown: &str) -> Result<Vec<Block>, String> {
         if !closed {
             return Err(format!("line {}: the code block is never closed", index + 1));
         }
-        let expect = match parse_info(fence.info) {
-            Ok(Some(expect)) => expect,
-            Ok(None) => continue,
+        if is_output(fence.info) {
+            let runs = |block: &Block| matches!(block.expect, Expect::Run | Expect::RunError(_));
+            match blocks.last_mut() {
+                Some(block) if last_was_nabla && runs(block) && block.output.is_none() => {
+                    block.output = Some(text);
+                }
+                _ => {
+                    return Err(format!(
+                        "line {}: a `text,output` block must follow a `nabla,run` or \
+                         `nabla,run-error=` block",
+                        index + 1
+                    ));
+                }
+            }
+            last_was_nabla = false;
+            continue;
+        }
+        let (expect, check_nan) = match parse_info(fence.info) {
+            Ok(Some(parsed)) => parsed,
+            Ok(None) => {
+                last_was_nabla = false;
+                continue;
+            }
             Err(message) => return Err(format!("line {}: {message}", index + 1)),
         };
-        blocks.push(Block { line: index + 1, expect, text });
+        blocks.push(Block { line: index + 1, expect, text, check_nan, output: None });
+        last_was_nabla = true;
     }
     Ok(blocks)
+}
+
+/// Whether a fence's info string is `text,output`: the output of the Nabla block before it.
+fn is_output(info: &str) -> bool {
+    let words: Vec<&str> = info.split([',', ' ']).filter(|word| !word.is_empty()).collect();
+    words == ["text", "output"]
 }
 
 /// An opening code fence: three or more backticks or tildes, then the info string.
@@ -109,14 +146,20 @@ fn strip_indent(line: &str, indent: usize) -> &str {
     &line[spaces.min(indent)..]
 }
 
-/// What an info string asks for: `None` when the block is not Nabla.
-fn parse_info(info: &str) -> Result<Option<Expect>, String> {
+/// What an info string asks for, and whether it runs with `--check-nan`: `None` when the block
+/// is not Nabla.
+fn parse_info(info: &str) -> Result<Option<(Expect, bool)>, String> {
     let mut words = info.split([',', ' ']).map(str::trim).filter(|word| !word.is_empty());
     if words.next() != Some("nabla") {
         return Ok(None);
     }
     let mut expect = Expect::Check;
+    let mut check_nan = false;
     for word in words {
+        if word == "check-nan" {
+            check_nan = true;
+            continue;
+        }
         let next = match word.split_once('=') {
             None if word == "run" => Expect::Run,
             None if word == "ignore" => Expect::Ignore,
@@ -127,7 +170,8 @@ fn parse_info(info: &str) -> Result<Option<Expect>, String> {
                 return Err(format!(
                     "unknown marker `{word}` in `{info}`; a Nabla block is marked `nabla`, \
                      `nabla,run`, `nabla,error=E0000`, `nabla,warning=W0000`, \
-                     `nabla,run-error=R0000` or `nabla,ignore`"
+                     `nabla,run-error=R0000` or `nabla,ignore`, and `check-nan` may follow \
+                     `run` or `run-error=`"
                 ));
             }
         };
@@ -136,7 +180,10 @@ fn parse_info(info: &str) -> Result<Option<Expect>, String> {
         }
         expect = next;
     }
-    Ok(Some(expect))
+    if check_nan && !matches!(expect, Expect::Run | Expect::RunError(_)) {
+        return Err(format!("`{info}`: `check-nan` needs `run` or `run-error=`"));
+    }
+    Ok(Some((expect, check_nan)))
 }
 
 /// `E0204` for `prefix` `E`: the letter and four digits.
@@ -216,6 +263,8 @@ fn check_block(binary: &Path, scratch: &Path, block: &Block) -> Result<(), Strin
     }
     let main = files.first().map_or("main.nb", |(name, _)| name.as_str());
     let check = nabla(binary, scratch, &["check", main])?;
+    let run_args: &[&str] =
+        if block.check_nan { &["run", "--check-nan", main] } else { &["run", main] };
     let reported = |kind: &str, code: &str| check.output.contains(&format!("{kind}[{code}]"));
     match &block.expect {
         Expect::Ignore => Ok(()),
@@ -224,9 +273,9 @@ fn check_block(binary: &Path, scratch: &Path, block: &Block) -> Result<(), Strin
         }
         Expect::Check => Ok(()),
         Expect::Run => {
-            let run = nabla(binary, scratch, &["run", main])?;
+            let run = nabla(binary, scratch, run_args)?;
             match run.success {
-                true => Ok(()),
+                true => same_output(block, &run.output),
                 false => Err(format!("`nabla run` fails:\n{}", run.output)),
             }
         }
@@ -245,9 +294,9 @@ fn check_block(binary: &Path, scratch: &Path, block: &Block) -> Result<(), Strin
             check.output
         )),
         Expect::RunError(code) => {
-            let run = nabla(binary, scratch, &["run", main])?;
+            let run = nabla(binary, scratch, run_args)?;
             match !run.success && run.output.contains(&format!("error[{code}]")) {
-                true => Ok(()),
+                true => same_output(block, &run.output),
                 false => Err(format!(
                     "the block is marked `run-error={code}`, but `nabla run` {}:\n{}",
                     if run.success { "succeeds" } else { "does not report it" },
@@ -259,11 +308,23 @@ fn check_block(binary: &Path, scratch: &Path, block: &Block) -> Result<(), Strin
     }
 }
 
+/// `Err` when the block is followed by a `text,output` block that is not what the run printed
+/// (trailing white space aside).
+fn same_output(block: &Block, printed: &str) -> Result<(), String> {
+    match &block.output {
+        Some(shown) if shown.trim_end() != printed.trim_end() => Err(format!(
+            "the `text,output` block after it is not what `nabla run` prints:\n{printed}"
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Checks every Nabla block of the documentation with the `nabla` binary at `binary`.
 pub fn check(root: &Path, binary: &Path) -> Result<(), String> {
     let scratch = std::env::temp_dir().join(format!("nabla-docs-{}", std::process::id()));
     let mut failures = Vec::new();
     let mut counts = [0usize; 6];
+    let mut outputs = 0;
     for path in markdown_files(root)? {
         let shown = path.strip_prefix(root).unwrap_or(&path).display().to_string();
         let text = std::fs::read_to_string(&path)
@@ -284,6 +345,7 @@ pub fn check(root: &Path, binary: &Path) -> Result<(), String> {
                 Expect::RunError(_) => 4,
                 Expect::Ignore => 5,
             }] += 1;
+            outputs += usize::from(block.output.is_some());
             if let Err(message) = check_block(binary, &scratch, block) {
                 failures.push(format!("{shown}:{}: {message}", block.line));
             }
@@ -294,7 +356,7 @@ pub fn check(root: &Path, binary: &Path) -> Result<(), String> {
     eprintln!(
         "docs: {} Nabla code blocks: {checked} checked, {run} also run, {errors} with an expected \
          error, {warnings} with an expected warning, {run_errors} with an expected run-time \
-         error, {ignored} ignored; {} failed",
+         error, {ignored} ignored; {outputs} outputs compared; {} failed",
         checked + run + errors + warnings + run_errors + ignored,
         failures.len()
     );
@@ -356,6 +418,39 @@ mod tests {
         assert_eq!(two, "line 1: `nabla,run,ignore` has more than one marker");
         let open = nabla_blocks("a\n````nabla\nx\n```\n").err().unwrap_or_default();
         assert_eq!(open, "line 2: the code block is never closed");
+    }
+
+    #[test]
+    fn a_run_may_check_nans_and_show_its_output() {
+        let markdown = "```nabla,run-error=R0604,check-nan\nx;\n```\n\n```text,output\n\
+                        error[R0604]: ...\n```\n```nabla,run\ny;\n```\n```text\nnot compared\n```\n";
+        let blocks = nabla_blocks(markdown).unwrap_or_else(|err| panic!("{err}"));
+        let summary: Vec<_> = blocks
+            .iter()
+            .map(|b| (b.line, b.expect.clone(), b.check_nan, b.output.clone()))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                (
+                    1,
+                    Expect::RunError("R0604".to_owned()),
+                    true,
+                    Some("error[R0604]: ...\n".to_owned())
+                ),
+                (8, Expect::Run, false, None),
+            ]
+        );
+        let lone = nabla_blocks("```text,output\nx\n```\n").err().unwrap_or_default();
+        assert!(lone.starts_with("line 1: a `text,output` block must follow"), "{lone}");
+        let after_check =
+            nabla_blocks("```nabla\nx;\n```\n```text,output\nx\n```\n").err().unwrap_or_default();
+        assert!(
+            after_check.starts_with("line 4: a `text,output` block must follow"),
+            "{after_check}"
+        );
+        let nan_check = nabla_blocks("```nabla,check-nan\nx;\n```\n").err().unwrap_or_default();
+        assert_eq!(nan_check, "line 1: `nabla,check-nan`: `check-nan` needs `run` or `run-error=`");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use expect_test::expect;
+use expect_test::{expect, expect_file};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -279,4 +279,25 @@ fn a_run_without_backward_draws_its_recording() {
     // Three boxes on a background: the leaf, exp and sum.
     assert_eq!(text.matches("<rect").count(), 4, "{text}");
     assert!(text.contains(">exp</text>") && text.contains(">sum</text>"), "{text}");
+}
+
+/// The pictures of graphs the docs show (`docs/debugging.md`, the README) are what `nabla graph`
+/// draws for their examples today. `UPDATE_EXPECT=1 cargo test -p cli --test graph` redraws them.
+#[test]
+fn the_committed_pictures_are_what_nabla_draws() {
+    let dir = scratch("committed");
+    for (example, picture) in [
+        ("figure1_corrected.nb", expect_file!["../../../docs/images/figure1_graph.svg"]),
+        ("small_network.nb", expect_file!["../../../docs/images/small_network_graph.svg"]),
+    ] {
+        let svg = dir.join(example.replace(".nb", ".svg"));
+        let file = repo().join("examples").join(example);
+        let (_, stderr, status) =
+            nabla(&["graph", &file.display().to_string(), "-o", &svg.display().to_string()]);
+        assert_eq!(status, 0, "{example}: {stderr}");
+        let text = std::fs::read_to_string(&svg).unwrap_or_else(|err| panic!("{err}"));
+        assert_well_formed(&text);
+        assert!(text.len() < 200 << 10, "{example}: {} bytes", text.len());
+        picture.assert_eq(&text);
+    }
 }
