@@ -14,4 +14,6 @@ export const COMMANDS = {
   showServerLog: "nabla.showServerLog",
   startRepl: "nabla.startRepl",
   sendToRepl: "nabla.sendSelectionToRepl",
+  showGraph: "nabla.showGraph",
+  showPicture: "nabla.showPicture",
 } as const;

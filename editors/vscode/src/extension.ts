@@ -1,7 +1,8 @@
 /**
  * The Nabla extension: starts the language server (`nabla lsp`) through `vscode-languageclient`,
- * runs files and tests in a terminal, and runs `nabla repl` in a terminal of its own that
- * selections can be sent to.
+ * runs files and tests in a terminal, runs `nabla repl` in a terminal of its own that
+ * selections can be sent to, and shows the computational graph and the pictures a program wrote
+ * in webviews (`pictureViews.ts`).
  *
  * Highlighting, the language configuration and snippets are declarative (see `package.json`);
  * everything that needs thought without VS Code lives in the pure modules beside this one.
@@ -12,6 +13,7 @@ import { LanguageClient, type LanguageClientOptions, RevealOutputChannelOn, type
 import { COMMANDS } from "./commands";
 import { commandLine, runFileArguments, runTestsArguments, shellKind } from "./commandLine";
 import { initializationOptions, serverArguments } from "./launch";
+import { registerPictureViews } from "./pictureViews";
 import { REPL_TERMINAL_NAME, replArguments, replInput } from "./repl";
 import { nodeEnvironment, resolveServerPath, type ServerPathResolution } from "./serverPath";
 import { RESTART_SETTINGS, SETTINGS_SECTION, readSettings, type NablaSettings } from "./settings";
@@ -49,6 +51,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         return;
       }
       return runner.run(resource, (file) => runTestsArguments(file, testName));
+    }),
+    ...registerPictureViews(context, {
+      binary: () => resolveBinary(currentSettings()),
+      reportMissingBinary,
+      fileUri: resourceUri,
     }),
     // The settings are read each time the server starts (never kept from activation), and a
     // change of those the server is started with restarts it.

@@ -5,7 +5,8 @@
  * command line into a terminal, the REPL runs in a terminal of its own and receives selections,
  * a `nabla.server.path` that arrives after activation or changes (re)starts the server with it,
  * and the real language client launches a server with `lsp` and the shared
- * `initializationOptions`, and shuts it down.
+ * `initializationOptions`, and shuts it down; Show Computational Graph runs `nabla run --graph`
+ * and shows the picture in a webview that runs no script.
  *
  * The stand-in implements what the extension calls; anything else (what `vscode-languageclient`
  * touches when it loads) is an inert object that accepts any use.
@@ -71,6 +72,9 @@ class FakeUri {
   get fsPath(): string {
     return fileURLToPath(this.text);
   }
+  with(change: { query: string }): FakeUri {
+    return new FakeUri(this.scheme, `${this.text.replace(/\?.*$/, "")}?${change.query}`);
+  }
   toString(): string {
     return this.text;
   }
@@ -103,6 +107,17 @@ interface Recorded {
   /** The extension's listeners of `onDidGrantWorkspaceTrust`. */
   trustListeners: (() => unknown)[];
   activeTextEditor: FakeEditor | undefined;
+  /** What the extension wrote to its output channels, a line each. */
+  output: string[];
+  panels: RecordedPanel[];
+}
+
+interface RecordedPanel {
+  viewType: string;
+  title: string;
+  column: unknown;
+  options: { enableScripts?: boolean; localResourceRoots?: FakeUri[] };
+  html: string;
 }
 
 class FakePosition {
@@ -182,6 +197,14 @@ function fakeVscode(recorded: Recorded): unknown {
     Position: FakePosition,
     Selection: FakeSelection,
     Range: FakeSelection,
+    ViewColumn: { Beside: -2 },
+    ProgressLocation: { Notification: 15 },
+    RelativePattern: class {
+      constructor(
+        readonly base: unknown,
+        readonly pattern: string,
+      ) {}
+    },
     env: { shell: "/bin/bash", remoteName: "code-server" },
     commands: {
       registerCommand(id: string, handler: Callable) {
@@ -194,7 +217,37 @@ function fakeVscode(recorded: Recorded): unknown {
       get activeTextEditor() {
         return recorded.activeTextEditor;
       },
-      createOutputChannel: () => ({ append: () => undefined, appendLine: () => undefined, show: () => undefined, dispose: () => undefined }),
+      createOutputChannel: () => ({
+        append: (text: string) => recorded.output.push(...text.split("\n").filter((line) => line !== "")),
+        appendLine: (line: string) => recorded.output.push(line),
+        clear: () => recorded.output.splice(0),
+        show: () => undefined,
+        dispose: () => undefined,
+      }),
+      withProgress: (_options: unknown, task: Callable) =>
+        task({ report: () => undefined }, { isCancellationRequested: false, onCancellationRequested: () => disposable }),
+      createWebviewPanel(viewType: string, title: string, column: unknown, options: RecordedPanel["options"]) {
+        const panel: RecordedPanel = { viewType, title, column, options, html: "" };
+        recorded.panels.push(panel);
+        return {
+          get title() {
+            return panel.title;
+          },
+          set title(value: string) {
+            panel.title = value;
+          },
+          webview: {
+            cspSource: "vscode-webview-resource:",
+            asWebviewUri: (uri: FakeUri) => uri,
+            set html(value: string) {
+              panel.html = value;
+            },
+          },
+          reveal: () => undefined,
+          onDidDispose: () => disposable,
+          dispose: () => undefined,
+        };
+      },
       showErrorMessage(message: string, ...items: unknown[]) {
         recorded.errors.push({ message, items });
         return Promise.resolve(undefined);
@@ -298,6 +351,8 @@ describe("activation", () => {
     configurationListeners: [],
     trustListeners: [],
     activeTextEditor: undefined,
+    output: [],
+    panels: [],
   };
   const moduleWithLoad = nodeModule as unknown as { _load: (request: string, ...rest: unknown[]) => unknown };
   const originalLoad = moduleWithLoad._load;
@@ -324,7 +379,7 @@ describe("activation", () => {
   });
 
   it("registers every command and reports the missing binary with its fix", async () => {
-    const context = { subscriptions: [] as unknown[] };
+    const context = { subscriptions: [] as unknown[], storageUri: FakeUri.file(path.join(bin, "storage")) };
     await extension.activate(context);
     assert.deepEqual([...recorded.commands.keys()].sort(), Object.values(COMMANDS).sort());
     assert.equal(recorded.errors.length, 1);
@@ -410,6 +465,34 @@ describe("activation", () => {
     assert.equal(recorded.terminals.length, before + 1);
     assert.deepEqual(recorded.terminals.at(-1)?.sent, ["sq(3.0)\r"]);
     recorded.activeTextEditor = undefined;
+  });
+
+  it("draws the graph with `nabla run --graph` and shows it beside the editor, in a webview without scripts", { skip: process.platform === "win32" }, async () => {
+    const binary = path.join(bin, "nabla");
+    // A stand-in for `nabla run --graph OUT FILE`: prints what it was asked and writes OUT.
+    fs.writeFileSync(binary, `#!/bin/sh\necho "$1 $2 $4"\nprintf '<svg xmlns="http://www.w3.org/2000/svg"/>' > "$3"\n`);
+    fs.chmodSync(binary, 0o755);
+    const file = path.join(os.tmpdir(), "my model.nb");
+    const showGraph = recorded.commands.get(COMMANDS.showGraph);
+    assert.ok(showGraph !== undefined);
+    await showGraph(FakeUri.file(file));
+    const out = path.join(bin, "storage", "graphs");
+    const [written] = fs.readdirSync(out);
+    assert.match(written, /^my model-[0-9a-f]{10}\.graph\.svg$/);
+    assert.deepEqual(recorded.output, [`$ ${binary} run --graph ${path.join(out, written)} ${file}`, `run --graph ${file}`, "[exit 0]"]);
+    assert.equal(recorded.panels.length, 1);
+    const [panel] = recorded.panels;
+    assert.deepEqual([panel.viewType, panel.title, panel.column], ["nabla.picture", "Graph: my model.nb", { viewColumn: -2, preserveFocus: true }]);
+    assert.equal(panel.options.enableScripts, false);
+    assert.deepEqual(panel.options.localResourceRoots?.map((root) => root.fsPath), [out]);
+    assert.ok(panel.html.includes(`src="${FakeUri.file(path.join(out, written)).toString()}?v=`), panel.html);
+    assert.ok(panel.html.includes("default-src 'none'".replace(/'/g, "&#39;")), panel.html);
+    // A run that fails opens nothing and says where its output is.
+    fs.writeFileSync(binary, "#!/bin/sh\necho 'error[R0604]: made a NaN' >&2\nexit 1\n");
+    await showGraph(FakeUri.file(file));
+    assert.equal(recorded.panels.length, 1);
+    assert.deepEqual(recorded.output.slice(1), ["error[R0604]: made a NaN", "[exit 1]"]);
+    assert.match(recorded.errors.at(-1)?.message ?? "", /`nabla run --graph` failed \(exit 1\)/);
   });
 
   // A fresh profile's first window: the extension activated before `nabla.server.path` reached it

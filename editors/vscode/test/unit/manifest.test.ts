@@ -65,6 +65,19 @@ describe("package.json", () => {
     assert.equal(titles[COMMANDS.runTests], "Run Tests");
     assert.equal(titles[COMMANDS.startRepl], "Start REPL");
     assert.equal(titles[COMMANDS.sendToRepl], "Send Selection to REPL");
+    assert.equal(titles[COMMANDS.showGraph], "Show Computational Graph");
+    assert.equal(titles[COMMANDS.showPicture], "Show Picture");
+  });
+
+  it("offers Show Computational Graph beside Run File, and both picture commands in Nabla editors", () => {
+    for (const menu of ["editor/title/run", "explorer/context"]) {
+      const entry = manifest.contributes.menus[menu].find((m) => m.command === COMMANDS.showGraph);
+      assert.equal(entry?.when, "resourceLangId == nabla", `${menu} has Show Computational Graph`);
+    }
+    for (const command of [COMMANDS.showGraph, COMMANDS.showPicture]) {
+      const palette = manifest.contributes.menus.commandPalette.find((m) => m.command === command);
+      assert.equal(palette?.when, "editorLangId == nabla", `${command} is in the palette of Nabla editors`);
+    }
   });
 
   it("binds Shift+Enter in Nabla editors to Send Selection to REPL", () => {
