@@ -1,7 +1,7 @@
 //! `nabla lsp` end to end: each test starts the server as a subprocess and speaks JSON-RPC to it
 //! over stdio as an editor does: open, edit incrementally, watch diagnostics appear and
 //! disappear, hover, go to definition across an import, rename, complete, format, and ask for
-//! inlay hints, semantic tokens and the rest; and it checks that bad requests and a panicking
+//! signature help, inlay hints, semantic tokens and the rest; and it checks that bad requests and a panicking
 //! request leave the server serving.
 
 mod lsp_support;
@@ -188,6 +188,34 @@ fn formatting_hints_tokens_symbols_folds_and_lenses() {
 
     let highlights = server.result("textDocument/documentHighlight", at(&main, 1, 12));
     assert_eq!(highlights.as_array().map(Vec::len), Some(2));
+    assert_eq!(server.stop(), Some(0));
+}
+
+#[test]
+fn signature_help_shows_the_sizes_the_arguments_bind() {
+    let text = "function Tensor[n - q + 1] conv1d_valid(Tensor x[n], Tensor k[q]) {
+    Tensor y[n - q + 1];
+    return y;
+}
+Tensor s[8];
+Tensor w[3];
+Tensor out = conv1d_valid(s, w);
+print(conv1d_valid(s, ));
+";
+    let dir = workspace("signature", &[]);
+    let main = uri(&dir.join("main.nb"));
+    let mut server = Server::start(&dir);
+    server.open(&main, text);
+
+    let help = server.result("textDocument/signatureHelp", at(&main, 6, 30));
+    let signature = &help["signatures"][0];
+    assert_eq!(signature["label"], "Tensor[n - q + 1] conv1d_valid(Tensor x[n], Tensor k[q])");
+    assert_eq!(signature["documentation"]["value"], "`n = 8, q = 3` → `Tensor[6]`");
+    assert_eq!(help["activeParameter"], 1);
+
+    // Halfway through the arguments: what the first binds, and no result yet.
+    let help = server.result("textDocument/signatureHelp", at(&main, 7, 22));
+    assert_eq!(help["signatures"][0]["documentation"]["value"], "`n = 8`");
     assert_eq!(server.stop(), Some(0));
 }
 

@@ -52,7 +52,8 @@ pub struct InferenceResult {
     pub expr_types: ArenaMap<ExprId, Ty>,
     pub local_types: ArenaMap<LocalId, Ty>,
     pub resolutions: ArenaMap<ExprId, Resolution>,
-    /// For each call of a function or a derivative, the callee's shape variables as bound there.
+    /// For each call of a function or a derivative, the callee's shape variables as bound there
+    /// (in a call that lacks arguments, by the arguments it has).
     pub shape_bindings: Vec<(ExprId, Vec<(SizeVar, Dim)>)>,
     pub diagnostics: Vec<HirDiagnostic>,
     /// Functions this body calls directly.

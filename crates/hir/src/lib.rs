@@ -29,11 +29,12 @@
 //!   variables bound at each call, and the functions it calls and differentiates.
 //! - [`signature`]: a function's parameters, return type and shape variables.
 //! - [`file_range`]: where a [`HirSpan`] (a definition plus a [`RelSpan`]) is in its file, for
-//!   run-time errors and editors; [`def_at`] and [`expr_at`] go the other way.
+//!   run-time errors and editors; [`def_at`], [`expr_at`] and [`expr_covering`] go the other way.
 //! - For editors (the queries themselves are in `ide`): [`expr_at`],
 //!   [`InferenceResult::resolution`] and [`declaration`] (hover, go to definition),
 //!   [`names_in_scope`] (completion, signature help, rename's conflicts), and
-//!   [`InferenceResult::shape_bindings`] (inlay hints for shape variables at calls).
+//!   [`InferenceResult::shape_bindings`] (inlay hints and signature help for shape variables
+//!   at calls).
 //!
 //! [`names_in_scope`] stays here, as rust-analyzer keeps `SemanticsScope` in its `hir`: which
 //! names an offset sees is name resolution (the scopes, the shadowing of an outer declaration
@@ -179,8 +180,14 @@ pub fn def_at(db: &dyn Db, file: SourceFile, offset: TextSize) -> Option<(DefId,
 
 /// The innermost expression at `offset` and its definition, for hovers.
 pub fn expr_at(db: &dyn Db, file: SourceFile, offset: TextSize) -> Option<(DefId, ExprId)> {
-    let (def, chunk, relative) = def_at(db, file, offset)?;
-    let span = RelSpan { chunk, range: TextRange::empty(relative) };
+    expr_covering(db, file, TextRange::empty(offset))
+}
+
+/// The innermost expression whose text covers `range` (exactly, for the range of an expression's
+/// syntax node) and its definition.
+pub fn expr_covering(db: &dyn Db, file: SourceFile, range: TextRange) -> Option<(DefId, ExprId)> {
+    let (def, chunk, relative) = def_at(db, file, range.start())?;
+    let span = RelSpan { chunk, range: TextRange::at(relative, range.len()) };
     Some((def, body(db, def).source_map.expr_at(span)?))
 }
 

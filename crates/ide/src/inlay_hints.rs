@@ -2,7 +2,7 @@
 //! (`Tensor p = a @ b;` shows `p[2][4]`), and the shape variables a call binds (`matmul2(a, b)`
 //! shows `n = 2, k = 3, m = 4`).
 
-use hir::{DefKind, Dim, Stmt, Ty, TypeRef};
+use hir::{DefKind, Stmt, Ty, TypeRef};
 use syntax::{TextRange, TextSize};
 
 use crate::{FileId, semantic};
@@ -78,20 +78,9 @@ fn def_hints(db: &dyn hir::Db, def: hir::DefId, hints: &mut Vec<InlayHint>) {
         });
     }
     for (call, bindings) in &result.shape_bindings {
-        let shown: Vec<String> = bindings
-            .iter()
-            .filter(|(_, dim)| *dim != Dim::Unknown)
-            .map(|(name, dim)| format!("{name} = {dim}"))
-            .collect();
-        if shown.is_empty() {
-            continue;
-        }
+        let Some(label) = semantic::bindings_text(bindings) else { continue };
         let range = semantic::file_range(db, def, body.source_map.expr(*call));
-        hints.push(InlayHint {
-            offset: range.end(),
-            label: shown.join(", "),
-            kind: InlayKind::ShapeBinding,
-        });
+        hints.push(InlayHint { offset: range.end(), label, kind: InlayKind::ShapeBinding });
     }
 }
 

@@ -255,6 +255,17 @@ pub(crate) fn function_header(db: &dyn hir::Db, def: DefId) -> String {
     out
 }
 
+/// The size variables a call binds, as inlay hints and signature help show them:
+/// `n = 8, q = 3`, without those bound to an unknown extent; `None` when no variable is left.
+pub(crate) fn bindings_text(bindings: &[(hir::SizeVar, hir::Dim)]) -> Option<String> {
+    let shown: Vec<String> = bindings
+        .iter()
+        .filter(|(_, dim)| *dim != hir::Dim::Unknown)
+        .map(|(var, dim)| format!("{var} = {dim}"))
+        .collect();
+    (!shown.is_empty()).then(|| shown.join(", "))
+}
+
 /// How a local is declared, for hovers and completion details: `var Tensor[2][3]`.
 pub(crate) fn local_type_text(db: &dyn hir::Db, def: DefId, local: LocalId) -> String {
     let data = &hir::body(db, def).locals[local];

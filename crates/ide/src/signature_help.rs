@@ -1,11 +1,13 @@
 //! Signature help: inside the argument list of a call, the callee's signature (a function's
 //! parameters as declared, or a built-in's signature that fits the argument count), which
-//! parameter the cursor is on, and the built-in's documentation.
+//! parameter the cursor is on, and the built-in's documentation; for a function with size
+//! variables, the sizes the arguments so far bind and, once they fix every size of the result,
+//! the call's type.
 
-use hir::ScopeName;
+use hir::{Dim, ScopeName, Shape, Ty};
 use syntax::{AstNode, SyntaxKind, TextRange, TextSize, ast};
 
-use crate::{FilePosition, semantic};
+use crate::{FileId, FilePosition, semantic};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignatureHelp {
@@ -15,6 +17,11 @@ pub struct SignatureHelp {
     pub parameters: Vec<TextRange>,
     pub active_parameter: Option<usize>,
     pub documentation: Option<String>,
+    /// The size variables the arguments so far bind, as inlay hints show them: `n = 8, q = 3`.
+    pub bound_sizes: Option<String>,
+    /// The type of the call with those sizes in it, `Tensor[6]`, once none of its sizes is
+    /// unknown (shown only beside [`SignatureHelp::bound_sizes`]).
+    pub result: Option<String>,
 }
 
 pub(crate) fn signature_help(db: &hir::Database, position: FilePosition) -> Option<SignatureHelp> {
@@ -62,11 +69,14 @@ pub(crate) fn signature_help(db: &hir::Database, position: FilePosition) -> Opti
                 })
                 .unwrap_or_default();
             let (label, parameters) = assemble(&format!("{ret} {}", signature.name), &params);
+            let (bound_sizes, result) = bound_at(db, position.file, &call);
             Some(SignatureHelp {
                 label,
                 parameters,
                 active_parameter: Some(active),
                 documentation: None,
+                bound_sizes,
+                result,
             })
         }
         ScopeName::Builtin(builtin) => {
@@ -93,9 +103,46 @@ pub(crate) fn signature_help(db: &hir::Database, position: FilePosition) -> Opti
                 parameters,
                 active_parameter,
                 documentation: Some(info.doc.to_owned()),
+                bound_sizes: None,
+                result: None,
             })
         }
         _ => None,
+    }
+}
+
+/// What the arguments of `call` so far bind: the callee's size variables, worded as inlay
+/// hints word them, and the call's type once every size in it is known (as hover shows it).
+/// Inference binds what it can in a call that lacks arguments, so this follows the typing.
+fn bound_at(
+    db: &hir::Database,
+    file: FileId,
+    call: &ast::CallExpr,
+) -> (Option<String>, Option<String>) {
+    let Some((def, expr)) = hir::expr_covering(db, file.0, call.syntax().text_range()) else {
+        return (None, None);
+    };
+    if !matches!(hir::body(db, def).exprs[expr], hir::Expr::Call { .. }) {
+        return (None, None);
+    }
+    let result = hir::infer(db, def);
+    let bound_sizes = result
+        .shape_bindings
+        .iter()
+        .find(|(at, _)| *at == expr)
+        .and_then(|(_, bindings)| semantic::bindings_text(bindings));
+    let ty = result.type_of_expr(expr);
+    let shown = bound_sizes.is_some() && decided(ty);
+    (bound_sizes, shown.then(|| ty.to_string()))
+}
+
+/// Whether a type has no unknown in it: no error, and no unknown size.
+fn decided(ty: &Ty) -> bool {
+    match ty {
+        Ty::Error => false,
+        Ty::Tensor(Shape::Ranked(dims)) => !dims.contains(&Dim::Unknown),
+        Ty::Tuple(elements) => elements.iter().all(decided),
+        _ => true,
     }
 }
 
@@ -162,13 +209,20 @@ mod tests {
         let actual = match help {
             Some(help) => {
                 let params: Vec<&str> = help.parameters.iter().map(|r| &help.label[*r]).collect();
-                format!(
-                    "{}\nparameters: {}\nactive: {:?}\n{}",
+                let mut text = format!(
+                    "{}\nparameters: {}\nactive: {:?}\n",
                     help.label,
                     params.join(" | "),
                     help.active_parameter,
-                    help.documentation.unwrap_or_default()
-                )
+                );
+                if let Some(sizes) = help.bound_sizes {
+                    text.push_str(&format!("bound: {sizes}\n"));
+                }
+                if let Some(result) = help.result {
+                    text.push_str(&format!("result: {result}\n"));
+                }
+                text.push_str(&help.documentation.unwrap_or_default());
+                text
             }
             None => "none".to_owned(),
         };
@@ -183,6 +237,7 @@ mod tests {
                 float mse(Tensor pred[n][1], Tensor y[n][1])
                 parameters: Tensor pred[n][1] | Tensor y[n][1]
                 active: Some(1)
+                bound: n = 3
             "#]],
         );
     }
@@ -216,14 +271,86 @@ mod tests {
         check("int a$0 = 1;\n", expect![[r#"none"#]]);
     }
 
+    const CONV: &str = "function Tensor[n - q + 1] conv1d_valid(Tensor x[n], Tensor k[q]) {\n    Tensor y[n - q + 1];\n    return y;\n}\nTensor s[8];\nTensor w[3];\n";
+
     #[test]
-    fn sizes_as_written() {
+    fn sizes_bound_so_far_and_the_result_once_decided() {
         check(
-            "function Tensor[n - q + 1] conv1d_valid(Tensor x[n], Tensor k[q]) {\n    Tensor y[n - q + 1];\n    return y;\n}\nTensor s[8];\nprint(conv1d_valid(s, $0));\n",
+            &format!("{CONV}Tensor out = conv1d_valid(s$0);\n"),
+            expect![[r#"
+                Tensor[n - q + 1] conv1d_valid(Tensor x[n], Tensor k[q])
+                parameters: Tensor x[n] | Tensor k[q]
+                active: Some(0)
+                bound: n = 8
+            "#]],
+        );
+        check(
+            &format!("{CONV}Tensor out = conv1d_valid(s, $0);\n"),
             expect![[r#"
                 Tensor[n - q + 1] conv1d_valid(Tensor x[n], Tensor k[q])
                 parameters: Tensor x[n] | Tensor k[q]
                 active: Some(1)
+                bound: n = 8
+            "#]],
+        );
+        check(
+            &format!("{CONV}Tensor out = conv1d_valid(s, w$0);\n"),
+            expect![[r#"
+                Tensor[n - q + 1] conv1d_valid(Tensor x[n], Tensor k[q])
+                parameters: Tensor x[n] | Tensor k[q]
+                active: Some(1)
+                bound: n = 8, q = 3
+                result: Tensor[6]
+            "#]],
+        );
+        // While the call is being typed: no closing parenthesis yet.
+        check(
+            &format!("{CONV}Tensor out = conv1d_valid(s, w$0\n"),
+            expect![[r#"
+                Tensor[n - q + 1] conv1d_valid(Tensor x[n], Tensor k[q])
+                parameters: Tensor x[n] | Tensor k[q]
+                active: Some(1)
+                bound: n = 8, q = 3
+                result: Tensor[6]
+            "#]],
+        );
+    }
+
+    #[test]
+    fn sizes_in_a_tuple_result() {
+        check(
+            "function (float, Tensor[n - 1]) f(Tensor x[n]) {\n    Tensor d[n - 1];\n    return (0.0, d);\n}\nTensor s[8];\n(float a, Tensor b[7]) = f(s$0);\n",
+            expect![[r#"
+                (float, Tensor[n - 1]) f(Tensor x[n])
+                parameters: Tensor x[n]
+                active: Some(0)
+                bound: n = 8
+                result: (float, Tensor[7])
+            "#]],
+        );
+    }
+
+    #[test]
+    fn sizes_bound_by_arithmetic_and_to_sizes_of_the_caller() {
+        check(
+            "function float f(Tensor x[n][2*m], Tensor y[m]) {\n    return 0.0;\n}\nTensor t[3][8];\nprint(f(t, $0));\n",
+            expect![[r#"
+                float f(Tensor x[n][2*m], Tensor y[m])
+                parameters: Tensor x[n][2*m] | Tensor y[m]
+                active: Some(1)
+                bound: n = 3, m = 4
+            "#]],
+        );
+        check(
+            &format!(
+                "{CONV}function Tensor[p - 2] smooth(Tensor a[p], Tensor k3[3]) {{\n    return conv1d_valid(a, k3$0);\n}}\n"
+            ),
+            expect![[r#"
+                Tensor[n - q + 1] conv1d_valid(Tensor x[n], Tensor k[q])
+                parameters: Tensor x[n] | Tensor k[q]
+                active: Some(1)
+                bound: n = p, q = 3
+                result: Tensor[p - 2]
             "#]],
         );
     }

@@ -312,10 +312,19 @@ pub(crate) fn signature_help(
         })
         .collect();
     let active = help.active_parameter.map(|a| a as u32);
+    // What the arguments so far bind, above the documentation: `n = 8, q = 3` -> `Tensor[6]`.
+    let sizes = help.bound_sizes.map(|sizes| match help.result {
+        Some(result) => format!("`{sizes}` → `{result}`"),
+        None => format!("`{sizes}`"),
+    });
+    let documentation = match (sizes, help.documentation) {
+        (Some(sizes), Some(doc)) => Some(format!("{sizes}\n\n{doc}")),
+        (sizes, doc) => sizes.or(doc),
+    };
     Ok(Some(lsp::SignatureHelp {
         signatures: vec![lsp::SignatureInformation {
             label: help.label,
-            documentation: help.documentation.map(|doc| {
+            documentation: documentation.map(|doc| {
                 lsp::Documentation::MarkupContent(lsp::MarkupContent {
                     kind: lsp::MarkupKind::Markdown,
                     value: doc,

@@ -137,7 +137,9 @@ impl InferCtx<'_> {
     }
 
     /// Checks the arguments against the callee's parameters, binding its shape variables, and
-    /// returns the result type with them substituted.
+    /// returns the result type with them substituted. A call with too few arguments (one being
+    /// typed) is an error, but the arguments it has are still checked and bind what they can,
+    /// for the editor's signature help.
     pub(crate) fn call_with(
         &mut self,
         expr: ExprId,
@@ -146,7 +148,8 @@ impl InferCtx<'_> {
         arg_tys: &[Ty],
     ) -> Ty {
         let params = &callee.fn_ty.params;
-        if args.len() != params.len() {
+        let complete = args.len() == params.len();
+        if !complete {
             let span = self.expr_span(expr);
             let plural = if params.len() == 1 { "" } else { "s" };
             let diagnostic = self.report(
@@ -163,7 +166,9 @@ impl InferCtx<'_> {
             if let Some(decl) = callee.decl {
                 diagnostic.label(decl, format!("`{}` is defined here", callee.name));
             }
-            return Ty::Error;
+            if args.len() > params.len() {
+                return Ty::Error;
+            }
         }
         // Extents of parameters against the arguments': (argument, parameter's, argument's).
         let mut pairs: Vec<(usize, Dim, Dim)> = Vec::new();
@@ -193,16 +198,16 @@ impl InferCtx<'_> {
                 }
             }
         }
-        let bindings = match self.unify_sizes(callee, args, arg_tys, &pairs) {
-            Some(bindings) => bindings,
-            None => return substitute(&callee.fn_ty.ret, &[]),
-        };
+        let bindings = self.unify_sizes(callee, args, arg_tys, &pairs);
         let substitution: Vec<(SizeVar, Dim)> =
-            bindings.iter().map(|b| (b.var.clone(), b.value.clone())).collect();
+            bindings.iter().flatten().map(|b| (b.var.clone(), b.value.clone())).collect();
         if !substitution.is_empty() {
             self.result.shape_bindings.push((expr, substitution.clone()));
         }
-        substitute(&callee.fn_ty.ret, &substitution)
+        match complete {
+            true => substitute(&callee.fn_ty.ret, &substitution),
+            false => Ty::Error,
+        }
     }
 
     /// Binds the callee's size variables from the arguments' extents and checks every extent
