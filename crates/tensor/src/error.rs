@@ -153,27 +153,12 @@ impl fmt::Display for TensorError {
                     n => write!(f, " (valid: -{n} to {})", n - 1),
                 }
             }
-            TensorError::SliceOutOfRange { axis, start, end, step, extent } => {
-                let bound = |b: &Option<i64>| b.map(|b| b.to_string()).unwrap_or_default();
-                let (start, end) = (bound(start), bound(end));
-                let step_text = if *step == 1 { String::new() } else { format!(":{step}") };
-                write!(
-                    f,
-                    "slice {start}:{end}{step_text} is out of range for axis {axis} with extent \
-                     {extent} "
-                )?;
-                match *step > 0 {
-                    true => write!(
-                        f,
-                        "(bounds must lie in -{extent}..={extent}, the start not after the end)"
-                    ),
-                    false => write!(
-                        f,
-                        "(with a negative step the start must lie in -{extent}..{extent} and \
-                         not before the end)"
-                    ),
-                }
-            }
+            TensorError::SliceOutOfRange { axis, start, end, step, extent } => write!(
+                f,
+                "slice {} is out of range for axis {axis} with extent {extent} ({})",
+                index_rules::written(*start, *end, *step),
+                index_rules::bounds_rule(extent, *step)
+            ),
             TensorError::ZeroStep { axis } => {
                 write!(f, "the step of a slice of axis {axis} is zero")
             }

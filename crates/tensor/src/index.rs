@@ -209,8 +209,8 @@ pub(crate) fn position(i: i64, extent: usize) -> Option<usize> {
     (0..extent).contains(&i).then_some(i as usize)
 }
 
-/// The first position, the step and the count of `lo:hi:by` on an axis of `extent`, with the
-/// rules of the module's documentation.
+/// The first position, the step and the count of `lo:hi:by` on an axis of `extent`, by the
+/// rule the checker applies too ([`index_rules::slice`]).
 pub fn slice(
     axis: usize,
     extent: usize,
@@ -221,29 +221,15 @@ pub fn slice(
     let n = i64::try_from(extent).unwrap_or(i64::MAX);
     let step = by.unwrap_or(1);
     let error = || TensorError::SliceOutOfRange { axis, start: lo, end: hi, step, extent };
-    if step == 0 {
-        return Err(TensorError::ZeroStep { axis });
-    }
-    let bound = |b: i64| -> Result<i64, TensorError> {
-        match b {
-            _ if b < -n || b > n => Err(error()),
-            _ if b < 0 => Ok(b + n),
-            _ => Ok(b),
-        }
+    let range = match index_rules::slice(n, lo, hi, by) {
+        Ok(range) => range,
+        Err(index_rules::SliceError::ZeroStep) => return Err(TensorError::ZeroStep { axis }),
+        Err(index_rules::SliceError::OutOfRange) => return Err(error()),
     };
-    let (start, end) = match step > 0 {
-        true => (lo.map(bound).transpose()?.unwrap_or(0), hi.map(bound).transpose()?.unwrap_or(n)),
-        false => {
-            (lo.map(bound).transpose()?.unwrap_or(n - 1), hi.map(bound).transpose()?.unwrap_or(-1))
-        }
-    };
-    let count = match step > 0 {
-        true if start <= end => (end - start + step - 1) / step,
-        false if end <= start && start < n => (start - end + (-step) - 1) / (-step),
-        _ => return Err(error()),
-    };
-    let first = if count == 0 { 0 } else { start as usize };
-    Ok((first, step as isize, count as usize))
+    let first = usize::try_from(range.first).map_err(|_| error())?;
+    let step = isize::try_from(range.step).map_err(|_| error())?;
+    let len = usize::try_from(range.len).map_err(|_| error())?;
+    Ok((first, step, len))
 }
 
 /// The shape of the region `index` selects in a tensor of `shape`.

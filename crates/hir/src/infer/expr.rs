@@ -467,11 +467,12 @@ impl InferCtx<'_> {
         }
     }
 
-    /// The extent of `start:end:step` on an axis of `extent`, with the engine's rules
-    /// (`tensor::index::slice`): bounds in `-extent..=extent`, negative ones counting from the
-    /// end, the start not past the end in the direction of the step. A bound that is neither a
-    /// constant nor a size expression that cannot be negative gives an unknown extent, checked
-    /// when the slice runs; so does a step other than 1 or -1 unless everything is constant.
+    /// The extent of `start:end:step` on an axis of `extent`. Constant bounds on a known axis
+    /// follow the rule the engine applies ([`index_rules::slice`]): bounds in
+    /// `-extent..=extent`, negative ones counting from the end, the start not past the end in
+    /// the direction of the step. A bound that is neither a constant nor a size expression that
+    /// cannot be negative gives an unknown extent, checked when the slice runs; so does a step
+    /// other than 1 or -1 unless everything is constant.
     fn slice_extent(
         &self,
         extent: &Dim,
@@ -479,10 +480,11 @@ impl InferCtx<'_> {
         end: Option<ExprId>,
         step: Option<ExprId>,
     ) -> Result<Dim, String> {
+        let zero_step = || "the step of a slice cannot be zero".to_owned();
         let step = match step {
             None => 1,
             Some(step) => match self.const_int(step) {
-                Some(0) => return Err("the step of a slice cannot be zero".to_owned()),
+                Some(0) => return Err(zero_step()),
                 Some(value) => value,
                 None => return Ok(Dim::Unknown),
             },
@@ -494,45 +496,15 @@ impl InferCtx<'_> {
         };
         // All constant on a known axis: the exact rule.
         if let (Dim::Known(n), Some(lo), Some(hi)) = (extent, written(start), written(end)) {
-            let n = *n;
-            let text = |b: Option<i64>| b.map(|b| b.to_string()).unwrap_or_default();
-            let step_text = if step == 1 { String::new() } else { format!(":{step}") };
-            let out_of_range = || {
-                format!(
-                    "slice {}:{}{step_text} is out of range for an axis of extent {n}{}",
-                    text(lo),
-                    text(hi),
-                    match step > 0 {
-                        true =>
-                            format!(" (bounds must lie in -{n}..={n}, the start not after the end)"),
-                        false => format!(
-                            " (with a negative step the start must lie in -{n}..{n} and not \
-                             before the end)"
-                        ),
-                    }
-                )
+            return match index_rules::slice(*n, lo, hi, Some(step)) {
+                Ok(range) => Ok(Dim::Known(range.len)),
+                Err(index_rules::SliceError::ZeroStep) => Err(zero_step()),
+                Err(index_rules::SliceError::OutOfRange) => Err(format!(
+                    "slice {} is out of range for an axis of extent {n} ({})",
+                    index_rules::written(lo, hi, step),
+                    index_rules::bounds_rule(n, step)
+                )),
             };
-            let bound = |b: i64| match b {
-                _ if b < -n || b > n => Err(out_of_range()),
-                _ if b < 0 => Ok(b + n),
-                _ => Ok(b),
-            };
-            let (first, last) = match step > 0 {
-                true => (
-                    lo.map(bound).transpose()?.unwrap_or(0),
-                    hi.map(bound).transpose()?.unwrap_or(n),
-                ),
-                false => (
-                    lo.map(bound).transpose()?.unwrap_or(n - 1),
-                    hi.map(bound).transpose()?.unwrap_or(-1),
-                ),
-            };
-            let count = match step > 0 {
-                true if first <= last => (last - first + step - 1) / step,
-                false if last <= first && first < n => (first - last - step - 1) / -step,
-                _ => return Err(out_of_range()),
-            };
-            return Ok(Dim::Known(count));
         }
         // A bound as a position on the axis: a constant (a negative one counts from the end) or
         // a size expression that is never negative.
