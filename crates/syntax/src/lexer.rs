@@ -173,10 +173,14 @@ impl Lexer<'_> {
     }
 
     /// `0`, `42`, `1.0`, `.5`, `2.`, `3e-4`, `6.02E23`. Letters glued to a number are taken into
-    /// the token and reported, so `12abc` is one bad number, not a number and a name.
+    /// the token and reported, so `12abc` is one bad number, not a number and a name. Two dots
+    /// end an integer: `0..n` is another language's range, which the parser reports.
     fn number(&mut self) -> (SyntaxKind, Option<String>) {
         let mut kind = INT_NUMBER;
         self.eat_while(|b| b.is_ascii_digit());
+        if self.peek(0) == b'.' && self.peek(1) == b'.' {
+            return (kind, None);
+        }
         if self.peek(0) == b'.' {
             kind = FLOAT_NUMBER;
             self.pos += 1;
@@ -262,6 +266,7 @@ impl Lexer<'_> {
         let (kind, len) = match (self.peek(0), self.peek(1), self.peek(2)) {
             (b'<', b'<', b'=') => (SHLEQ, 3),
             (b'.', b'.', b'.') => (DOT3, 3),
+            (b'.', b'.', _) => (DOT2, 2),
             (b'>', b'>', b'=') => (SHREQ, 3),
             (b'+', b'+', _) => (PLUS2, 2),
             (b'-', b'-', _) => (MINUS2, 2),
@@ -408,6 +413,10 @@ mod tests {
         }
         assert_eq!(errors("12abc"), vec!["invalid suffix `abc` on a number"]);
         assert_eq!(kinds("1e"), vec![(INT_NUMBER, "1e")]);
+        // Another language's range: the number ends at the two dots.
+        assert_eq!(kinds("0..3"), vec![(INT_NUMBER, "0"), (DOT2, ".."), (INT_NUMBER, "3")]);
+        assert_eq!(kinds("1...")[0], (INT_NUMBER, "1"));
+        assert!(errors("0..n").is_empty());
     }
 
     #[test]

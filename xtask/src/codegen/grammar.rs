@@ -17,6 +17,7 @@ pub const PUNCT: &[(&str, &str)] = &[
     ("}", "R_CURLY"),
     (",", "COMMA"),
     ("...", "DOT3"),
+    ("..", "DOT2"),
     (";", "SEMICOLON"),
     (":", "COLON"),
     ("?", "QUESTION"),

@@ -119,9 +119,10 @@ fn expr_bp_inner(p: &mut Parser<'_>, min_bp: u8) -> Option<CompletedMarker> {
 const CAST_CALL_FIRST: TokenSet = TokenSet::new(&[T![int], T![float], T![char], T![bool]]);
 
 /// Whether an expression starts here, counting a conversion written as a call, `float(n)`, which
-/// is parsed as the cast it means.
+/// is parsed as the cast it means, and `none` where a value belongs (`float b = none;`), which
+/// [`atom`] reports as what it is: an entry of an index.
 pub(super) fn at_expr(p: &mut Parser<'_>) -> bool {
-    p.at_ts(EXPR_FIRST) || p.at_ts(CAST_CALL_FIRST) && p.nth_at(1, T!['('])
+    p.at_ts(EXPR_FIRST) || p.at(T![none]) || p.at_ts(CAST_CALL_FIRST) && p.nth_at(1, T!['('])
 }
 
 /// An operand that must be there: its absence is reported, and the enclosing node still closes.
@@ -224,8 +225,8 @@ fn postfix(p: &mut Parser<'_>, mut lhs: CompletedMarker) -> CompletedMarker {
     }
 }
 
-/// The tokens that start an entry of `a[...]`.
-const INDEX_FIRST: TokenSet = EXPR_FIRST.union(TokenSet::new(&[T![:], T![...], T![none]]));
+/// The tokens that start an entry of `a[...]`, and `..`, which starts another language's range.
+const INDEX_FIRST: TokenSet = EXPR_FIRST.union(TokenSet::new(&[T![:], T![...], T![none], T![..]]));
 
 /// `[i, j:k, ..., none]`: the entries of an index, separated by commas.
 fn index_brackets(p: &mut Parser<'_>) {
@@ -237,8 +238,11 @@ fn index_brackets(p: &mut Parser<'_>) {
 }
 
 /// One entry of `a[...]`: an index `i`, a slice `i:j:s` (any part may be omitted), `...` or
-/// `none`.
+/// `none`. A range `i..j` is reported and read as the slice `i:j`.
 fn index_entry(p: &mut Parser<'_>) {
+    if p.at(T![..]) {
+        habits::range_in_index(p);
+    }
     match p.current() {
         T![...] => {
             let m = p.start();
@@ -257,6 +261,9 @@ fn index_entry(p: &mut Parser<'_>) {
         }
         _ => {
             let Some(start) = expr(p) else { return };
+            if p.at(T![..]) {
+                habits::range_in_index(p);
+            }
             if p.at(T![:]) {
                 let m = start.precede(p);
                 slice_rest(p);
@@ -279,7 +286,7 @@ fn slice_rest(p: &mut Parser<'_>) {
 
 fn arg_list(p: &mut Parser<'_>) {
     let m = p.start();
-    let first = EXPR_FIRST.union(CAST_CALL_FIRST).union(TokenSet::new(&[T!['{']]));
+    let first = EXPR_FIRST.union(CAST_CALL_FIRST).union(TokenSet::new(&[T!['{'], T![none]]));
     delimited(p, T!['('], T![')'], first, "an argument", |p| {
         if p.at(T!['{']) {
             habits::brace_literal(p, true);
@@ -335,7 +342,8 @@ fn atom(p: &mut Parser<'_>) -> Option<CompletedMarker> {
         }
         T![none] => {
             p.err_recover(
-                "`none` stands for a new axis and is valid only inside `[...]`",
+                "`none` is not a value: it only appears as an entry of an index, where it adds a \
+                 new axis of extent 1 (`t[:, none]`)",
                 EXPR_RECOVERY,
             );
             return None;

@@ -1,6 +1,6 @@
 //! Grammar rules for what Nabla does not have: misspelt keywords (`fucntion`, `lop`, `Tensr`) and
 //! the habits of other languages (`for`, `while`, `def`, `let`, `double`, `print x`, `float(x)`,
-//! `{1, 2}`, `**`, `and`).
+//! `{1, 2}`, `**`, `and`, `t[a..b]`).
 //!
 //! Each is recognised only where the text cannot mean anything else in Nabla (an identifier
 //! followed by another identifier, a call followed by a block, ...), reported once with what
@@ -633,6 +633,20 @@ pub(super) fn cast_call(p: &mut Parser<'_>) -> super::CompletedMarker {
     ty(p);
     super::expressions::unary_operand(p);
     m.complete(p, CAST_EXPR)
+}
+
+/// `t[a..b]`, `t[..n]`: a range in an index, as Rust writes it, where Nabla (as NumPy) writes a
+/// slice `a:b`, which stops before `b` as Rust's range does. The `..` is re-read as the `:` it
+/// stands for, so the entry is the slice it means.
+pub(super) fn range_in_index(p: &mut Parser<'_>) {
+    let alone = matches!(p.nth(1), T![,] | T![']']);
+    p.mistake(
+        ForeignSyntax,
+        "Nabla writes a slice with `:`, as in `t[a:b]`, not with `..`",
+        alone.then(|| "`...` stands for all the axes the other entries do not name".to_owned()),
+        Some(FixPlan::Replace(":")),
+    );
+    p.read_as(T![:]);
 }
 
 /// `if x > 0 {` without parentheses: the condition is parsed, and reported once.
