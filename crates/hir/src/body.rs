@@ -235,7 +235,8 @@ pub enum BinaryOp {
     Logic(LogicOp),
 }
 
-/// `grad`, `jvp`, `vjp`, `hessian`, `jacobian` applied to a function.
+/// `grad`, `jvp`, `vjp`, `hessian`, `jacobian` applied to a function, and `checkpoint`, which
+/// is the function itself with its recording recomputed during the backward pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TransformOp {
     Grad,
@@ -243,6 +244,7 @@ pub enum TransformOp {
     Vjp,
     Hessian,
     Jacobian,
+    Checkpoint,
 }
 
 impl TransformOp {
@@ -253,6 +255,7 @@ impl TransformOp {
             "vjp" => TransformOp::Vjp,
             "hessian" => TransformOp::Hessian,
             "jacobian" => TransformOp::Jacobian,
+            "checkpoint" => TransformOp::Checkpoint,
             _ => return None,
         })
     }
@@ -264,6 +267,7 @@ impl TransformOp {
             TransformOp::Vjp => "vjp",
             TransformOp::Hessian => "hessian",
             TransformOp::Jacobian => "jacobian",
+            TransformOp::Checkpoint => "checkpoint",
         }
     }
 }

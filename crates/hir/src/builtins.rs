@@ -122,6 +122,7 @@ pub enum Builtin {
     Vjp,
     Hessian,
     Jacobian,
+    Checkpoint,
     StopGradient,
     Assert,
     AssertEq,
@@ -391,6 +392,7 @@ table! {
     Vjp "vjp" 1..1 TransformOnly false "vjp(f)(args..., cotangent)" "Reverse mode: a cotangent of f's result pulled back to its first parameter.";
     Hessian "hessian" 1..1 TransformOnly false "hessian(f)(args)" "Hessian of a scalar f in its first parameter.";
     Jacobian "jacobian" 1..1 TransformOnly false "jacobian(f)(args)" "Jacobian of f in its first parameter: Tensor[m][n] for f: Tensor[n] -> Tensor[m].";
+    Checkpoint "checkpoint" 1..1 TransformOnly false "checkpoint(f)(args)" "f(args), whose recording is not kept but recomputed by the backward pass: memory traded for time, with the same gradients (JAX's checkpoint).";
     StopGradient "stop_gradient" 1..1 Elementwise false "stop_gradient(x)" "The value of x as a constant: no gradient flows through it, at any level of differentiation (`backward`, `grad(f)` and every other transform, nested or not).";
     Assert "assert" 1..2 Assert false "assert(cond) | assert(cond, \"message\")" "Fails the test when cond is false.";
     AssertEq "assert_eq" 2..2 AssertEq false "assert_eq(a, b)" "Fails the test unless a and b are exactly equal.";

@@ -117,7 +117,7 @@ const GROUPS: &[(&str, &[&str])] = &[
     ("Plots and images", &["plot", "scatter", "histogram", "save_image"]),
     (
         "Differentiation",
-        &["backward", "grad", "jvp", "vjp", "hessian", "jacobian", "stop_gradient"],
+        &["backward", "grad", "jvp", "vjp", "hessian", "jacobian", "stop_gradient", "checkpoint"],
     ),
     ("Tests", &["assert", "assert_eq", "assert_close", "gradcheck"]),
 ];

@@ -50,7 +50,7 @@ use std::rc::Rc;
 use super::adjoints::{Adjoint, Adjoints, Uniform, chain_run};
 use super::chunk;
 use super::error::{AdError, AdErrorKind};
-use super::op::{Arg, BinaryValues, Kind, Op};
+use super::op::{Arg, BinaryValues, Kind, Op, Rule};
 use super::store::{RecStore, Records};
 use super::tape::Tape;
 use super::trace::Summary;
@@ -92,15 +92,23 @@ pub(crate) struct Walk {
     consumed: FxHashSet<usize>,
 }
 
-/// A call of a custom derivative rule that the walk met ([`Op::Custom`]): the driver runs the
-/// unit `rule` on `arguments` (the call's arguments, its result and the result's gradient),
-/// hands the result to [`finish_rule`] and resumes the walk. The rule is Nabla code, which only
-/// the driver's context (the interpreter) can run; everything else about the pass stays here.
+/// A call of a custom rule that the walk met ([`Op::Custom`]): the driver runs `rule` on the
+/// call's `arguments`, its `output` and the output's `gradient`, hands the gradient of each of
+/// `inputs` to [`finish_rule`] and resumes the walk. The rule is Nabla code, which only the
+/// driver's context (the interpreter) can run; everything else about the pass stays here.
 pub(crate) struct RuleCall {
-    pub(crate) rule: u32,
+    pub(crate) rule: Rule,
     pub(crate) arguments: Vec<Value>,
-    /// The tracked input the rule's result is the gradient of, and its kind.
-    input: usize,
+    pub(crate) output: Value,
+    pub(crate) gradient: Value,
+    /// The tracked arguments: their positions among `arguments`, nodes and kinds.
+    pub(crate) inputs: Vec<RuleInput>,
+}
+
+/// A tracked argument of a [`RuleCall`].
+pub(crate) struct RuleInput {
+    pub(crate) position: usize,
+    node: usize,
     kind: Kind,
 }
 
@@ -152,26 +160,26 @@ pub(crate) fn resume_pass(
     }
 }
 
-/// Adds the result of a custom rule's call to the adjoint of the input it is the gradient of,
-/// after checking that it has that input's type.
+/// Adds the gradient a custom rule gave for `input` to its adjoint, after checking that it has
+/// that input's type.
 pub(crate) fn finish_rule(
     t: &mut Tape,
     adjoints: &mut Adjoints,
-    call: &RuleCall,
+    input: &RuleInput,
     gradient: Value,
 ) -> Result<(), AdError> {
-    let fits = match &call.kind {
+    let fits = match &input.kind {
         Kind::Float => gradient.is_float(),
         Kind::Tensor(shape) => gradient.is_tensor() && gradient.shape() == &shape[..],
     };
     if !fits {
-        let expected = match &call.kind {
+        let expected = match &input.kind {
             Kind::Float => "float".to_owned(),
             Kind::Tensor(shape) => tensor::ShapeText(shape).to_string(),
         };
         return Err(AdErrorKind::RuleResult { expected, found: gradient.type_name() }.into());
     }
-    accumulate(t, adjoints, call.input, gradient)
+    accumulate(t, adjoints, input.node, gradient)
 }
 
 /// The walk of [`resume_pass`], with the NaN check when `CHECK`.
@@ -246,17 +254,22 @@ fn walk_records<const CHECK: bool>(
                 }
             }
             Op::Custom { rule, ref inputs, ref arguments, ref output } => {
-                let tracked = inputs
-                    .iter()
-                    .zip(arguments.iter())
-                    .find_map(|(arg, value)| arg.index().map(|input| (input, Kind::of(value))));
-                if let Some((input, kind)) = tracked
+                let tracked: Vec<RuleInput> = (inputs.iter().zip(arguments.iter()).enumerate())
+                    .filter_map(|(position, (arg, value))| {
+                        let node = arg.index()?;
+                        Some(RuleInput { position, node, kind: Kind::of(value) })
+                    })
+                    .collect();
+                if !tracked.is_empty()
                     && let Some(g) = gradient(adjoints, index, keep)
                 {
-                    let mut arguments = arguments.to_vec();
-                    arguments.push(output.clone());
-                    arguments.push(g.into_value()?);
-                    return Ok(Some(RuleCall { rule, arguments, input, kind }));
+                    return Ok(Some(RuleCall {
+                        rule,
+                        arguments: arguments.to_vec(),
+                        output: output.clone(),
+                        gradient: g.into_value()?,
+                        inputs: tracked,
+                    }));
                 }
             }
             ref op => {

@@ -53,5 +53,6 @@ pub use transform::{
     hessian, jacobian, jvp, program_backward, vjp,
 };
 
+pub use op::Rule;
 pub(crate) use op::{Arg, BinaryValues, Kind, Op};
 pub(crate) use tape::{Lifted, LiftedVec, Term};

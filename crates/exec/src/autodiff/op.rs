@@ -166,11 +166,22 @@ pub(crate) enum Op {
     Cholesky { x: u32, factor: Value },
     /// A contraction (`einsum`, index statements) of `operands`, whose nodes are `args`.
     Einsum { contraction: Rc<Contraction>, args: Box<[Arg]>, operands: Box<[Value]> },
-    /// A call of a function with a custom derivative rule, on `arguments` (whose nodes are
-    /// `inputs`), which gave `output`. Its rule is Nabla code, the unit `rule`, which only the
-    /// interpreter can run: the backward pass stops here and hands the call to its driver
-    /// (`backward::RuleCall`), which runs it and resumes.
-    Custom { rule: u32, inputs: Box<[Arg]>, arguments: Box<[Value]>, output: Value },
+    /// A call of a function with a custom derivative rule, or of a `checkpoint`ed function, on
+    /// `arguments` (whose nodes are `inputs`), which gave `output`. Its rule is Nabla code,
+    /// which only the interpreter can run: the backward pass stops here and hands the call to
+    /// its driver (`backward::RuleCall`), which runs it and resumes.
+    Custom { rule: Rule, inputs: Box<[Arg]>, arguments: Box<[Value]>, output: Value },
+}
+
+/// What the backward pass runs for an [`Op::Custom`] record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule {
+    /// A custom derivative rule, the interpreter's unit: run on the arguments, the result and
+    /// the result's gradient, it gives the gradient of the one differentiable argument.
+    Derivative(u32),
+    /// `checkpoint(f)`, with `f` the interpreter's callable: the call is run again at a fresh
+    /// level, and that recording's backward pass gives the arguments' gradients.
+    Recompute(u32),
 }
 
 impl Op {
@@ -256,7 +267,8 @@ impl Op {
             Op::Solve { .. } => "solve",
             Op::Cholesky { .. } => "cholesky",
             Op::Einsum { .. } => "einsum",
-            Op::Custom { .. } => "derivative rule",
+            Op::Custom { rule: Rule::Derivative(_), .. } => "derivative rule",
+            Op::Custom { rule: Rule::Recompute(_), .. } => "checkpoint",
         }
     }
 

@@ -24,6 +24,7 @@
 use super::adjoints::{Adjoint, Adjoints};
 use super::backward::{Keep, Words, finish_rule, resume_pass, start_pass};
 use super::error::{AdError, AdErrorKind};
+use super::op::Rule;
 use super::store::Records;
 use super::tape::{ProgramPass, Tape, ones_like, zeros_like};
 use crate::ops;
@@ -41,6 +42,9 @@ pub trait AdContext {
     /// call it differentiates, the call's result and the result's gradient, and returns the
     /// gradient of the differentiable argument.
     fn run_rule(&mut self, rule: u32, arguments: Vec<Value>) -> Result<Value, Self::Error>;
+
+    /// Calls the interpreter's callable `callable` (the function of a `checkpoint`).
+    fn call(&mut self, callable: u32, arguments: Vec<Value>) -> Result<Value, Self::Error>;
 }
 
 impl AdContext for Tape {
@@ -53,6 +57,10 @@ impl AdContext for Tape {
     /// A bare tape runs no Nabla code, so it records no call with a custom rule.
     fn run_rule(&mut self, _rule: u32, _arguments: Vec<Value>) -> Result<Value, AdError> {
         Err(AdError::internal("a derivative rule on a tape without an interpreter"))
+    }
+
+    fn call(&mut self, _callable: u32, _arguments: Vec<Value>) -> Result<Value, AdError> {
+        Err(AdError::internal("a checkpoint on a tape without an interpreter"))
     }
 }
 
@@ -74,8 +82,26 @@ where
 {
     let mut walk = start_pass(cx.tape(), records, output, seed, adjoints)?;
     while let Some(call) = resume_pass(cx.tape(), level, records, pass, adjoints, &mut walk)? {
-        let gradient = cx.run_rule(call.rule, call.arguments.clone())?;
-        finish_rule(cx.tape(), adjoints, &call, gradient)?;
+        match call.rule {
+            Rule::Derivative(rule) => {
+                let mut arguments = call.arguments;
+                arguments.push(call.output);
+                arguments.push(call.gradient);
+                let gradient = cx.run_rule(rule, arguments)?;
+                for input in &call.inputs {
+                    finish_rule(cx.tape(), adjoints, input, gradient.clone())?;
+                }
+            }
+            Rule::Recompute(callable) => {
+                let mut f = |cx: &mut C, arguments: Vec<Value>| cx.call(callable, arguments);
+                for input in &call.inputs {
+                    let (arguments, gradient) = (call.arguments.clone(), call.gradient.clone());
+                    let wrt = input.position;
+                    let pulled = pullback(cx, &mut f, arguments, wrt, gradient, "checkpoint")?;
+                    finish_rule(cx.tape(), adjoints, input, pulled)?;
+                }
+            }
+        }
     }
     Ok(())
 }
@@ -245,13 +271,29 @@ where
     C: AdContext<Error = E> + ?Sized,
     E: From<AdError>,
 {
-    let zeros = match args.first() {
+    pullback(cx, f, args, 0, cotangent, "vjp")
+}
+
+/// `vjp` with respect to parameter `wrt`, named `transform` in errors.
+fn pullback<C, E>(
+    cx: &mut C,
+    f: &mut Function<'_, C, E>,
+    args: Vec<Value>,
+    wrt: usize,
+    cotangent: Value,
+    transform: &'static str,
+) -> Result<Value, E>
+where
+    C: AdContext<Error = E> + ?Sized,
+    E: From<AdError>,
+{
+    let zeros = match args.get(wrt) {
         Some(argument) => zeros_like(argument)?,
         None => Value::Float(0.0),
     };
-    let mut traced = trace(cx, f, args, 0, "vjp")?;
+    let mut traced = trace(cx, f, args, wrt, transform)?;
     let result = (|| {
-        check_tangent(&traced.y, &cotangent, "vjp")?;
+        check_tangent(&traced.y, &cotangent, transform)?;
         let Some(output) = traced.output else { return Ok(None) };
         leaf_adjoint(cx, &mut traced, output, cotangent, Words::GivenBack)
     })();

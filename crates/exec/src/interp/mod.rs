@@ -162,6 +162,12 @@ impl AdContext for Machine<'_, '_> {
     fn run_rule(&mut self, rule: u32, arguments: Vec<Value>) -> Result<Value, RuntimeError> {
         stacker::maybe_grow(NATIVE_RED_ZONE, NATIVE_SEGMENT, || self.invoke(rule, arguments))
     }
+
+    fn call(&mut self, callable: u32, arguments: Vec<Value>) -> Result<Value, RuntimeError> {
+        stacker::maybe_grow(NATIVE_RED_ZONE, NATIVE_SEGMENT, || {
+            self.call_callable(callable, arguments)
+        })
+    }
 }
 
 /// Locates an error at instruction `$pc` of the current frame and returns it.
@@ -1620,6 +1626,9 @@ impl<'p, 'o> Machine<'p, 'o> {
         let (op, wrt, inner) = match *target {
             Callable::Unit(unit) => return self.invoke(unit, args),
             Callable::Custom { function, rule } => return self.call_custom(function, rule, args),
+            Callable::Transform { op: TransformOp::Checkpoint, inner, .. } => {
+                return self.call_checkpoint(inner, args);
+            }
             Callable::Transform { op, wrt, inner } => (op, wrt, inner),
         };
         if self.transform_depth >= self.limits.max_transform_depth {
@@ -1644,6 +1653,7 @@ impl<'p, 'o> Machine<'p, 'o> {
             TransformOp::Grad => autodiff::grad(self, &mut f, args, wrt),
             TransformOp::Hessian => autodiff::hessian(self, &mut f, args),
             TransformOp::Jacobian => autodiff::jacobian(self, &mut f, args),
+            TransformOp::Checkpoint => Err(RuntimeError::internal("a checkpoint as a transform")),
             TransformOp::Jvp | TransformOp::Vjp => match args.pop() {
                 Some(last) if op == TransformOp::Jvp => autodiff::jvp(self, &mut f, args, last),
                 Some(last) => autodiff::vjp(self, &mut f, args, last),
@@ -1670,7 +1680,28 @@ impl<'p, 'o> Machine<'p, 'o> {
             autodiff::LiftedVec::Tracked { level, inner, args: inputs } => {
                 let output = self.call_custom(function, rule, inner.clone())?;
                 let op = autodiff::Op::Custom {
-                    rule,
+                    rule: autodiff::Rule::Derivative(rule),
+                    inputs: inputs.into_boxed_slice(),
+                    arguments: inner.into_boxed_slice(),
+                    output: output.clone(),
+                };
+                Ok(self.tape.push(level, op, output)?)
+            }
+        }
+    }
+
+    /// `checkpoint(f)(args)` for the function of `callable`: when an argument is tracked, the
+    /// call runs on the arguments unboxed at the highest level that tracks one, so that level
+    /// records nothing of it but one operation, whose backward rule runs the call again at a
+    /// fresh level and pulls the gradient back through that recording (lower levels record
+    /// the call the same way).
+    fn call_checkpoint(&mut self, callable: u32, args: Vec<Value>) -> Result<Value, RuntimeError> {
+        match self.tape.lift_vec(args) {
+            autodiff::LiftedVec::Plain(args) => self.call_callable(callable, args),
+            autodiff::LiftedVec::Tracked { level, inner, args: inputs } => {
+                let output = self.call_checkpoint(callable, inner.clone())?;
+                let op = autodiff::Op::Custom {
+                    rule: autodiff::Rule::Recompute(callable),
                     inputs: inputs.into_boxed_slice(),
                     arguments: inner.into_boxed_slice(),
                     output: output.clone(),

@@ -476,6 +476,21 @@ impl InferCtx<'_> {
         if let Some(wrt) = wrt {
             self.infer_expr(wrt);
         }
+        if op == TransformOp::Checkpoint {
+            // The function itself: any parameters, any result.
+            if let Some(wrt) = wrt {
+                let wrt_span = self.expr_span(wrt);
+                self.report(
+                    Code::ArgumentCount,
+                    wrt_span,
+                    "`checkpoint` takes only the function".to_owned(),
+                );
+                return None;
+            }
+            let fn_ty = base.fn_ty.clone();
+            let name = format!("checkpoint({name})");
+            return Some(Callee { fn_ty, param_spans: base.param_spans, name, decl: base.decl });
+        }
         let index = match (op, wrt) {
             (TransformOp::Grad, Some(wrt)) => match self.const_int(wrt) {
                 Some(k) => k,
@@ -615,6 +630,7 @@ impl InferCtx<'_> {
                 };
                 FnTy { params: params.clone(), ret: out }
             }
+            TransformOp::Checkpoint => FnTy { params: params.clone(), ret },
         };
         Some(Callee { fn_ty, param_spans, name: format!("{}({name})", op.name()), decl: base.decl })
     }
