@@ -231,3 +231,20 @@ function float gathers(Tensor E[v][d], Tensor ids[n], Tensor p[k][c], Tensor y[k
 "#,
     );
 }
+
+#[test]
+fn masks_combine_element_wise() {
+    check_types(
+        r#"
+function float masks(Tensor a[n], Tensor b[2][1]) {
+    Tensor m = !(a > 0);
+    //         ^^^^^^^^ Tensor[n]
+    Tensor k = (a > 0) && b;
+    //         ^^^^^^^^^^^^ Tensor[2][n]
+    Tensor o = (a > 0) || (a < 1);
+    //         ^^^^^^^^^^^^^^^^^^ Tensor[n]
+    return sum(m) + sum(k) + sum(o);
+}
+"#,
+    );
+}

@@ -351,6 +351,26 @@ impl UnitLowerer<'_, '_> {
         let span = self.span_of(expr);
         let (lhs_ty, rhs_ty, ty) = (self.ty(lhs), self.ty(rhs), self.ty(expr));
         match op {
+            HirBinary::Logic(logic) if ty.is_tensor() => {
+                // Masks combine element-wise, both operands evaluated: nonzero is true, and the
+                // result holds 0 and 1.
+                let truth = |this: &mut Self, side: ExprId| -> Result<Operand> {
+                    let value = this.expr(side, Dest::Any)?;
+                    let zero = this.float_temp(0.0, span);
+                    let dst = this.temp();
+                    this.emit(Instr::Binary { op: BinaryOp::Ne, dst, a: value, b: zero }, span);
+                    Ok(Operand::take(dst))
+                };
+                let a = truth(self, lhs)?;
+                let b = truth(self, rhs)?;
+                let op = match logic {
+                    LogicOp::And => BinaryOp::Min,
+                    LogicOp::Or => BinaryOp::Max,
+                };
+                let dst = self.dst(dest);
+                self.emit(Instr::Binary { op, dst, a, b }, span);
+                Ok(Self::result(dest, dst))
+            }
             HirBinary::Logic(_) => {
                 let dst = match dest {
                     Dest::Slot(slot) => slot,
@@ -465,6 +485,14 @@ impl UnitLowerer<'_, '_> {
                     return Ok(Self::result(dest, dst));
                 }
                 Ok(self.place_in(a, dest, span))
+            }
+            HirUnary::Not if ty.is_tensor() => {
+                // A mask's complement: 1 where the element is 0, element-wise.
+                let a = self.expr(operand, Dest::Any)?;
+                let zero = self.float_temp(0.0, span);
+                let dst = self.dst(dest);
+                self.emit(Instr::Binary { op: BinaryOp::Eq, dst, a, b: zero }, span);
+                Ok(Self::result(dest, dst))
             }
             HirUnary::Not => {
                 let a = self.expr(operand, Dest::Any)?;
@@ -621,6 +649,13 @@ impl UnitLowerer<'_, '_> {
             chain.push(out.into_boxed_slice());
         }
         Ok(chain.into_boxed_slice())
+    }
+
+    /// A temporary holding the float `value`.
+    fn float_temp(&mut self, value: f64, span: RelSpan) -> Operand {
+        let dst = self.temp();
+        self.emit(Instr::LoadFloat { dst, value }, span);
+        Operand::take(dst)
     }
 
     /// Whether a bracket holds an index tensor (NumPy's advanced indexing).

@@ -7,8 +7,8 @@ use syntax::{SyntaxNode, TextRange, TextSize};
 use super::{InferCtx, Resolution, Target, ty_of_ref};
 use crate::{
     body::{
-        ArithOp, BinaryOp, CmpOp, Expr, ExprId, HirSpan, IndexEntry, Literal, LocalKind, Qualifier,
-        RejectedOp, RelSpan, TypeRef, UnaryOp, body_query,
+        ArithOp, BinaryOp, CmpOp, Expr, ExprId, HirSpan, IndexEntry, Literal, LocalKind, LogicOp,
+        Qualifier, RejectedOp, RelSpan, TypeRef, UnaryOp, body_query,
     },
     db::def_source,
     diagnostics::{Code, HirFix, a},
@@ -629,6 +629,8 @@ impl InferCtx<'_> {
                     Ty::Error
                 }
             },
+            // The complement of a mask, element-wise.
+            UnaryOp::Not if ty.is_tensor() => ty,
             UnaryOp::Not => {
                 if self.check_value(operand, &ty) {
                     self.check_condition(operand, &ty);
@@ -744,6 +746,18 @@ impl InferCtx<'_> {
             }
             BinaryOp::Cmp(cmp) => {
                 self.elementwise_result(expr, cmp_symbol(cmp), lhs, lhs_ty, rhs, rhs_ty, true)
+            }
+            // Masks combine element-wise, with broadcasting.
+            BinaryOp::Logic(logic)
+                if (lhs_ty.is_tensor() || rhs_ty.is_tensor())
+                    && !matches!(lhs_ty, Ty::Bool)
+                    && !matches!(rhs_ty, Ty::Bool) =>
+            {
+                let symbol = match logic {
+                    LogicOp::And => "&&",
+                    LogicOp::Or => "||",
+                };
+                self.elementwise_result(expr, symbol, lhs, lhs_ty, rhs, rhs_ty, true)
             }
             BinaryOp::Logic(logic) => {
                 for (operand, ty) in [(lhs, lhs_ty), (rhs, rhs_ty)] {
