@@ -4,9 +4,9 @@
 //! Two kinds of benchmark, selected by name (`all`, the default, runs every one):
 //!
 //! - `parse`, `check`: `harness = false` bench targets of our crates that print a Markdown section.
-//! - `engine`, `autodiff`, `einsum`: Nabla programs under `bench/` measured side by side with
-//!   reference tools (CPython, NumPy, opt_einsum, PyTorch, JAX) in one run, on the same number of
-//!   threads, each figure the median of repeated runs after a warm-up. The references run from a
+//! - `engine`, `autodiff`, `einsum`, `library`: Nabla programs under `bench/` measured side by
+//!   side with reference tools (CPython, NumPy, opt_einsum, PyTorch, JAX) in one run, on the same
+//!   number of threads, each figure the median of repeated runs after a warm-up. The references run from a
 //!   Python environment in `target/bench-venv`, installed on first use (see [`python`]); the
 //!   Nabla side runs the release `nabla` binary (see [`nabla`]) and is reported as not measured
 //!   while it cannot run programs.
@@ -52,10 +52,11 @@ const SECTION_ORDER: &[&str] = &[
     "engine",
     "autodiff",
     "einsum",
+    "library",
 ];
 
 const USAGE: &str = "usage: cargo xtask bench [--threads N] [--rounds N] \
-                     [all | parse | check | lsp | tape | interpreter | engine | autodiff | einsum]...";
+                     [all | parse | check | lsp | tape | interpreter | engine | autodiff | einsum | library]...";
 
 struct Options {
     names: Vec<String>,

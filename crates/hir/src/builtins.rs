@@ -101,6 +101,10 @@ pub enum Builtin {
     Trace,
     Diag,
     Cross,
+    Conv1d,
+    Conv2d,
+    MaxPool2d,
+    AvgPool2d,
     CrossEntropy,
     Nll,
     Mse,
@@ -206,6 +210,12 @@ pub enum Rule {
     Diag,
     /// `cross(a, b)`: vectors of 3 along the last axis, broadcasting.
     Cross,
+    /// `conv1d(x, w, stride, padding, dilation, groups)` on `[N][C][L]` with weights `[O][C / groups][K]`,
+    /// `conv2d` on `[N][C][H][W]` with `[O][C / groups][KH][KW]`: `[N][O][positions...]`.
+    Conv,
+    /// `max_pool2d(x, k, stride, padding)`, `avg_pool2d(...)`: `[N][C][H][W]` to
+    /// `[N][C][positions][positions]`.
+    Pool,
     /// `cross_entropy(logits, labels)`, `nll(log_probs, labels)`: `[N][C]` and `[N]` to a float.
     ClassLoss,
     /// `mse(prediction, target)`, `bce_with_logits(logits, target)`: one shape to a float.
@@ -371,6 +381,10 @@ table! {
     Trace "trace" 1..1 SquareToScalar true "trace(A)" "The sum of the diagonal of a square matrix.";
     Diag "diag" 1..1 Diag true "diag(v)" "The square matrix with v on its diagonal; of a matrix, its diagonal.";
     Cross "cross" 2..2 Cross true "cross(a, b)" "The cross product of vectors of 3 along the last axis, broadcasting.";
+    Conv1d "conv1d" 2..6 Conv true "conv1d(x, w) | conv1d(x, w, stride, padding, dilation, groups)" "The cross-correlation of signals x [N][C][L] with filters w [O][C / groups][K], as PyTorch's conv1d: a Tensor[N][O][(L + 2 padding - dilation (K - 1) - 1) / stride + 1] (the division rounds down). stride and dilation are 1 by default, padding (zeros on both sides) 0, groups 1; the channels are split into groups convolved separately. A bias b [O] is added as b[none, :, none].";
+    Conv2d "conv2d" 2..6 Conv true "conv2d(x, w) | conv2d(x, w, stride, padding, dilation, groups)" "The cross-correlation of images x [N][C][H][W] with filters w [O][C / groups][KH][KW], as PyTorch's conv2d: a Tensor[N][O][OH][OW] with OH = (H + 2 padding - dilation (KH - 1) - 1) / stride + 1 (rounded down), OW alike. stride, padding and dilation apply to both axes; defaults 1, 0, 1 and groups 1. A bias b [O] is added as b[none, :, none, none].";
+    MaxPool2d "max_pool2d" 2..4 Pool true "max_pool2d(x, k) | max_pool2d(x, k, stride, padding)" "The largest element of each k-by-k window of x [N][C][H][W], as PyTorch's max_pool2d: stride k by default, padding (at most k / 2, never chosen) 0. Where several elements of a window tie for the largest, they share its gradient equally (PyTorch gives it all to the first).";
+    AvgPool2d "avg_pool2d" 2..4 Pool true "avg_pool2d(x, k) | avg_pool2d(x, k, stride, padding)" "The mean of each k-by-k window of x [N][C][H][W], as PyTorch's avg_pool2d: stride k by default, padding (zeros, at most k / 2, counted in the mean) 0.";
     CrossEntropy "cross_entropy" 2..2 ClassLoss true "cross_entropy(logits, labels)" "The mean over the batch of -log_softmax(logits)[i, labels[i]], for logits [N][C] and integer labels [N], as PyTorch's cross_entropy.";
     Nll "nll" 2..2 ClassLoss true "nll(log_probs, labels)" "The mean over the batch of -log_probs[i, labels[i]], as PyTorch's nll_loss.";
     Mse "mse" 2..2 PairLoss true "mse(prediction, target)" "The mean of the squared differences.";

@@ -347,6 +347,24 @@ impl Dim {
         }
     }
 
+    /// `self / divisor` rounded down, for a positive constant `divisor`: written `(e - e % c) / c`,
+    /// an exact division, so that it has a normal form (a window count of a strided convolution).
+    pub fn div_floor(&self, divisor: i64) -> Dim {
+        match (self, divisor) {
+            (_, d) if d <= 0 => Dim::Unknown,
+            (_, 1) => self.clone(),
+            (Dim::Known(n), d) => Dim::Known(n.div_euclid(d)),
+            (Dim::Unknown, _) => Dim::Unknown,
+            (Dim::Expr(expr), d) => {
+                let e = expr.written.clone();
+                let rem = SizeExpr::binary(SizeOp::Rem, e.clone(), SizeExpr::Const(d));
+                let whole = SizeExpr::binary(SizeOp::Sub, e, rem);
+                Dim::from_expr(SizeExpr::binary(SizeOp::Div, whole, SizeExpr::Const(d)))
+                    .unwrap_or(Dim::Unknown)
+            }
+        }
+    }
+
     /// The product of the extents: how many elements a shape has.
     pub fn product(dims: &[Dim]) -> Dim {
         dims.iter().fold(Dim::Known(1), |acc, dim| acc.mul(dim))

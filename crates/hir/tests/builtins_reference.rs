@@ -109,7 +109,19 @@ const GROUPS: &[(&str, &[&str])] = &[
         &["seed", "rand", "randn", "randint", "permutation", "uniform", "normal", "bernoulli"],
     ),
     ("Linear algebra", &["inv", "det", "solve", "cholesky", "trace", "diag", "cross", "einsum"]),
-    ("Neural networks", &["cross_entropy", "nll", "mse", "bce_with_logits"]),
+    (
+        "Neural networks",
+        &[
+            "conv1d",
+            "conv2d",
+            "max_pool2d",
+            "avg_pool2d",
+            "cross_entropy",
+            "nll",
+            "mse",
+            "bce_with_logits",
+        ],
+    ),
     (
         "Input and output",
         &["print", "write", "format", "print_options", "load", "save", "load_csv"],

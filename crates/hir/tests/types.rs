@@ -114,6 +114,28 @@ function float rules(Tensor a[n][m], Tensor b[m][k + 1]) {
 }
 
 #[test]
+fn windows_count_positions_in_sizes() {
+    check_types(
+        r#"
+function float layers(Tensor x[n][3][h][w], Tensor k[8][3][3][3], Tensor s[n][2][l]) {
+    Tensor a = conv2d(x, k);
+    //         ^^^^^^^^^^^^ Tensor[n][8][h - 2][w - 2]
+    Tensor b = conv2d(x, k, 1, 1);
+    //         ^^^^^^^^^^^^^^^^^^ Tensor[n][8][h][w]
+    Tensor c = max_pool2d(x, 2);
+    //         ^^^^^^^^^^^^^^^^ Tensor[n][3][(h - 2 - (h - 2) % 2) / 2 + 1][(w - 2 - (w - 2) % 2) / 2 + 1]
+    Tensor d = conv1d(s, ones([4, 1, 5]), 1, 2, 1, 2);
+    //         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ Tensor[n][4][l]
+    Tensor e = avg_pool2d(zeros([2, 3, 9, 8]), 3, 2, 1);
+    //         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ Tensor[2][3][5][4]
+    Tensor f[n][8][h - 2][w - 2] = a;
+    return sum(a) + sum(b) + sum(c) + sum(d) + sum(e) + sum(f);
+}
+"#,
+    );
+}
+
+#[test]
 fn calls_bind_sizes_from_arguments() {
     check_types(
         r#"

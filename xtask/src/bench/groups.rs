@@ -52,7 +52,7 @@ pub struct Target {
     pub text: &'static str,
 }
 
-pub const GROUPS: &[Group] = &[ENGINE, AUTODIFF, EINSUM];
+pub const GROUPS: &[Group] = &[ENGINE, AUTODIFF, EINSUM, LIBRARY];
 
 const fn once(file: &'static str) -> Program {
     Program { file, baseline: None, per: 1.0 }
@@ -315,4 +315,37 @@ const EINSUM: Group = Group {
             `backward`, whose output gradient is uniform (all ones), so Nabla contracts the other \
             operands alone (see docs/reference/autodiff.md); under `jit`, JAX drops the unused \
             forward contraction and XLA simplifies what remains.",
+};
+
+const CONV2D_FORWARD: Program =
+    kernel("library/conv2d_forward.nb", "library/conv2d_setup.nb", 20.0);
+const CONV2D_GRADIENT: Program =
+    kernel("library/conv2d_gradient.nb", "library/conv2d_setup.nb", 20.0);
+/// Issue 24: convolutions within 2x of PyTorch eager on the same threads.
+const TWICE: Target = Target { max_ratio: 2.0, text: "≤ 2" };
+
+const LIBRARY: Group = Group {
+    name: "library",
+    title: "Library (issue 24)",
+    script: "library.py",
+    rows: &[
+        Row::Time {
+            benchmark: "`conv2d`, 64 images of 1x28x28, 32 filters of 3x3, forward",
+            nabla: CONV2D_FORWARD,
+            reference: Reference::Script { key: "conv2d_forward.torch", tool: "PyTorch eager" },
+            target: Some(TWICE),
+        },
+        Row::Time {
+            benchmark: "`conv2d`, 64 images of 1x28x28, 32 filters of 3x3, forward and backward",
+            nabla: CONV2D_GRADIENT,
+            reference: Reference::Script { key: "conv2d_gradient.torch", tool: "PyTorch eager" },
+            target: Some(TWICE),
+        },
+    ],
+    notes: "float64 on both sides. Nabla lays the windows out as one strided slice of the input \
+            per kernel offset (im2col) and contracts them with the filters in one `einsum`, a \
+            BLAS matrix product; its backward pass is the slices' scatters and two more \
+            products. The backward rows differentiate `sum(y * y)` with respect to the images \
+            and the filters. PyTorch runs `torch.nn.functional.conv2d`, under `no_grad` for the \
+            forward row.",
 };

@@ -77,6 +77,13 @@ impl Args {
         })
     }
 
+    fn count_or(&self, index: usize, default: usize) -> Result<usize, RuntimeError> {
+        match index < self.len() {
+            true => self.count(index),
+            false => Ok(default),
+        }
+    }
+
     fn float(&self, index: usize) -> Result<f64, RuntimeError> {
         let value = self.borrow(index)?;
         value.as_f64().ok_or_else(|| self.missing(index))
@@ -329,6 +336,16 @@ impl Machine<'_, '_> {
                 let shape = a.shape(1)?;
                 let p = plain::into_tensor(a.borrow(0)?.detach(), a.name())?;
                 Value::tensor(self.rng.bernoulli(&p, &shape)?)
+            }
+            B::Conv1d | B::Conv2d => {
+                let options =
+                    [a.count_or(2, 1)?, a.count_or(3, 0)?, a.count_or(4, 1)?, a.count_or(5, 1)?];
+                library::conv(&mut self.tape, a.name(), a.value(0)?, a.value(1)?, options)?
+            }
+            B::MaxPool2d | B::AvgPool2d => {
+                let kernel = a.count(1)?;
+                let options = [kernel, a.count_or(2, kernel)?, a.count_or(3, 0)?];
+                library::pool(&mut self.tape, a.value(0)?, options, builtin == B::MaxPool2d)?
             }
             B::CrossEntropy | B::Nll => {
                 let labels = a.value(1)?;

@@ -373,6 +373,10 @@ impl UnitLowerer<'_, '_> {
             | B::Normal
             | B::Bernoulli
             | B::Cross
+            | B::Conv1d
+            | B::Conv2d
+            | B::MaxPool2d
+            | B::AvgPool2d
             | B::CrossEntropy
             | B::Nll
             | B::Mse

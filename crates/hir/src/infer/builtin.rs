@@ -430,6 +430,8 @@ impl InferCtx<'_> {
             | Rule::Permutation
             | Rule::Distribution
             | Rule::Cross
+            | Rule::Conv
+            | Rule::Pool
             | Rule::ClassLoss
             | Rule::PairLoss => self.infer_library(expr, builtin, args, &arg_tys),
         }

@@ -282,12 +282,212 @@ impl InferCtx<'_> {
                     _ => Ty::Float,
                 }
             }
+            Rule::Conv => self.conv(expr, builtin, args, tys),
+            Rule::Pool => self.pool(builtin, args, tys),
             Rule::PairLoss => match self.elementwise_binary(expr, name, args, tys) {
                 Ty::Error => Ty::Error,
                 _ => Ty::Float,
             },
             _ => Ty::Error,
         }
+    }
+
+    /// `conv1d` and `conv2d`: signals or images `[N][C][spatial...]` and filters
+    /// `[O][C / groups][kernel...]` give `[N][O][positions...]`, a window count per spatial axis.
+    fn conv(&mut self, expr: ExprId, builtin: Builtin, args: &[ExprId], tys: &[Ty]) -> Ty {
+        let name = builtin.name();
+        let d = if builtin == Builtin::Conv1d { 1 } else { 2 };
+        let x = self.tensor_arg(args[0], name, 0, &tys[0]);
+        let w = self.tensor_arg(args[1], name, 1, &tys[1]);
+        let options = self.window_options(name, args, tys, 2, &[1, 0, 1, 1]);
+        let (Some(x), Some(w), Some(options)) = (x, w, options) else { return Ty::Error };
+        let [stride, padding, dilation, groups] = [0, 1, 2, 3].map(|i| options[i].clone());
+        let (Some(xd), Some(wd)) = (x.dims(), w.dims()) else {
+            return Ty::tensor(vec![Dim::Unknown; d + 2]);
+        };
+        let (input, filters) = match d {
+            1 => ("signals Tensor[N][C][L]", "filters Tensor[O][C][K]"),
+            _ => ("images Tensor[N][C][H][W]", "filters Tensor[O][C][KH][KW]"),
+        };
+        for (i, dims, shape, what) in [(0, xd, &x, input), (1, wd, &w, filters)] {
+            if dims.len() != d + 2 {
+                let span = self.expr_span(args[i]);
+                self.report(
+                    Code::RankMismatch,
+                    span,
+                    format!("`{name}` takes {what}, but argument {} is Tensor{shape}", i + 1),
+                );
+                return Ty::Error;
+            }
+        }
+        if xd[1].conflicts(&wd[1].mul(&groups)) {
+            let span = self.expr_span(expr);
+            let per_group = match groups {
+                Dim::Known(1) => String::new(),
+                ref g => format!(" per group, in {g} groups"),
+            };
+            self.report(
+                Code::ArgumentShapes,
+                span,
+                format!("`{name}`: the input has {} channels, but the filters Tensor{w} take {}{per_group}", xd[1], wd[1]),
+            );
+            return Ty::Error;
+        }
+        if let (Some(o), Some(g)) = (wd[0].known(), groups.known())
+            && o % g != 0
+        {
+            let span = self.expr_span(args[1]);
+            self.report(
+                Code::ArgumentShapes,
+                span,
+                format!("`{name}`: {o} filters cannot be split into {g} groups"),
+            );
+            return Ty::Error;
+        }
+        let mut dims = vec![xd[0].clone(), wd[0].clone()];
+        for axis in 0..d {
+            let window = (&wd[2 + axis], &stride, &padding, &dilation);
+            let Some(positions) = self.window_positions(expr, name, &xd[2 + axis], window) else {
+                return Ty::Error;
+            };
+            dims.push(positions);
+        }
+        Ty::tensor(dims)
+    }
+
+    /// `max_pool2d` and `avg_pool2d`: `[N][C][H][W]` to `[N][C][positions][positions]`, for a
+    /// square window whose stride is its extent by default.
+    fn pool(&mut self, builtin: Builtin, args: &[ExprId], tys: &[Ty]) -> Ty {
+        let name = builtin.name();
+        let x = self.tensor_arg(args[0], name, 0, &tys[0]);
+        let options = self.window_options(name, args, tys, 1, &[1, -1, 0]);
+        let (Some(x), Some(options)) = (x, options) else { return Ty::Error };
+        let kernel = options[0].clone();
+        let stride = match args.get(2) {
+            Some(_) => options[1].clone(),
+            None => kernel.clone(),
+        };
+        let padding = options[2].clone();
+        if let (Some(k), Some(p)) = (kernel.known(), padding.known())
+            && p.saturating_mul(2) > k
+        {
+            let span = self.expr_span(args[3]);
+            self.report(
+                Code::InvalidOption,
+                span,
+                format!("`{name}` pads by at most half the window, {}, not {p}", k / 2),
+            );
+            return Ty::Error;
+        }
+        let Some(xd) = x.dims() else { return Ty::tensor(vec![Dim::Unknown; 4]) };
+        if xd.len() != 4 {
+            let span = self.expr_span(args[0]);
+            self.report(
+                Code::RankMismatch,
+                span,
+                format!("`{name}` takes images Tensor[N][C][H][W], but its argument is Tensor{x}"),
+            );
+            return Ty::Error;
+        }
+        let mut dims = vec![xd[0].clone(), xd[1].clone()];
+        for extent in &xd[2..] {
+            let window = (&kernel, &stride, &padding, &Dim::Known(1));
+            let Some(positions) = self.window_positions(args[0], name, extent, window) else {
+                return Ty::Error;
+            };
+            dims.push(positions);
+        }
+        Ty::tensor(dims)
+    }
+
+    /// The int options of a convolution or pooling from argument `first` on, as sizes, with
+    /// `defaults` for those not given (a default of -1 is a placeholder its caller replaces).
+    /// Each must be an int; a constant stride, dilation, group count or kernel extent must be
+    /// positive and a padding not negative.
+    fn window_options(
+        &mut self,
+        name: &str,
+        args: &[ExprId],
+        tys: &[Ty],
+        first: usize,
+        defaults: &[i64],
+    ) -> Option<Vec<Dim>> {
+        let pool = first == 1;
+        let labels: &[&str] = match pool {
+            true => &["window", "stride", "padding"],
+            false => &["stride", "padding", "dilation", "groups"],
+        };
+        let mut dims = Vec::with_capacity(defaults.len());
+        for (i, (&default, label)) in defaults.iter().zip(labels).enumerate() {
+            let index = first + i;
+            let Some(&arg) = args.get(index) else {
+                dims.push(Dim::Known(default));
+                continue;
+            };
+            let dim = self.int_arg(arg, &tys[index], name, index)?;
+            let least = if *label == "padding" { 0 } else { 1 };
+            if let Some(value) = self.const_int(arg)
+                && value < least
+            {
+                let span = self.expr_span(arg);
+                let what = if least == 0 { "not be negative" } else { "be positive" };
+                self.report(
+                    Code::InvalidOption,
+                    span,
+                    format!("the {label} of `{name}` must {what}, not {value}"),
+                );
+                return None;
+            }
+            dims.push(dim);
+        }
+        Some(dims)
+    }
+
+    /// The number of positions of a window of `kernel` elements spaced by `dilation` along an
+    /// axis of `extent` padded by `padding` on both sides, moved by `stride`:
+    /// `(extent + 2 padding - dilation (kernel - 1) - 1) / stride + 1` rounded down, as PyTorch
+    /// computes it; reported when the window does not fit.
+    fn window_positions(
+        &mut self,
+        at: ExprId,
+        name: &str,
+        extent: &Dim,
+        (kernel, stride, padding, dilation): (&Dim, &Dim, &Dim, &Dim),
+    ) -> Option<Dim> {
+        let span_of = dilation.mul(&kernel.sub(&Dim::Known(1))).add(&Dim::Known(1));
+        let shifted = |extent: &Dim, by: i64| match by {
+            0.. => extent.add(&Dim::Known(by)),
+            _ => extent.sub(&Dim::Known(by.saturating_neg())),
+        };
+        // The room the window has to move in, extent + 2 padding - span, and with a stride of 1
+        // the positions, room + 1, each written as the extent plus a constant when it is one.
+        let (room, unit_stride) = match (span_of.known(), padding.known()) {
+            (Some(span_len), Some(p)) => {
+                let offset = p.saturating_mul(2).saturating_sub(span_len);
+                if let Some(n) = extent.known()
+                    && n.saturating_add(offset) < 0
+                {
+                    let span = self.expr_span(at);
+                    self.report(
+                        Code::ArgumentShapes,
+                        span,
+                        format!("`{name}`: a window spanning {span_len} elements does not fit an axis of extent {n} with padding {p}"),
+                    );
+                    return None;
+                }
+                (shifted(extent, offset), shifted(extent, offset.saturating_add(1)))
+            }
+            _ => {
+                let room = extent.add(&padding.mul(&Dim::Known(2))).sub(&span_of);
+                let positions = room.add(&Dim::Known(1));
+                (room, positions)
+            }
+        };
+        Some(match stride.known() {
+            Some(1) => unit_stride,
+            Some(s) => room.div_floor(s).add(&Dim::Known(1)),
+            None => Dim::Unknown,
+        })
     }
 
     /// `sin(x)`'s rule: a number gives a float, a tensor its own shape.

@@ -46,7 +46,7 @@ const BUILTINS = [
   "mod", "clip", "where", "argmax", "argmin", "std", "variance", "count_nonzero", "argsort",
   "linspace", "squeeze", "unsqueeze", "expand_dims", "tril", "triu", "one_hot", "broadcast_to",
   "kron", "outer", "randint", "permutation", "uniform", "normal", "bernoulli", "cross",
-  "cross_entropy", "nll", "mse", "bce_with_logits",
+  "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "cross_entropy", "nll", "mse", "bce_with_logits",
 ];
 
 interface Rule {

@@ -284,3 +284,65 @@ fn distributions_differentiate_in_their_parameters() {
     };
     assert_gradients("normal", &normal, vec![vector(&[0.0, 1.0, 2.0, 3.0]), Value::Float(0.5)]);
 }
+
+#[test]
+fn convolutions_and_pooling_differentiate() {
+    // Strides, padding, dilation and groups, in both the input and the filters.
+    let x = sample(&[2, 2, 5, 5], -1.0, 1.0, 30);
+    let cases: [(&str, Library, Vec<Value>); 5] = [
+        (
+            "conv2d",
+            |t, a| library::conv(t, "conv2d", a[0].clone(), a[1].clone(), [1, 0, 1, 1]),
+            vec![x.clone(), sample(&[3, 2, 3, 3], -1.0, 1.0, 31)],
+        ),
+        (
+            "conv2d stride 2 padding 1 dilation 2 groups 2",
+            |t, a| library::conv(t, "conv2d", a[0].clone(), a[1].clone(), [2, 1, 2, 2]),
+            vec![x.clone(), sample(&[4, 1, 2, 2], -1.0, 1.0, 32)],
+        ),
+        (
+            "conv1d stride 2 padding 2",
+            |t, a| library::conv(t, "conv1d", a[0].clone(), a[1].clone(), [2, 2, 1, 1]),
+            vec![sample(&[2, 3, 6], -1.0, 1.0, 33), sample(&[2, 3, 3], -1.0, 1.0, 34)],
+        ),
+        // Distinct elements: no ties, where max is not differentiable.
+        (
+            "max_pool2d 3 2 1",
+            |t, a| library::pool(t, a[0].clone(), [3, 2, 1], true),
+            vec![x.clone()],
+        ),
+        (
+            "avg_pool2d 2 1 1",
+            |t, a| library::pool(t, a[0].clone(), [2, 1, 1], false),
+            vec![x.clone()],
+        ),
+    ];
+    for (name, f, args) in cases {
+        assert_gradients(name, &f, args);
+    }
+    // Second order: squared outputs, in the input and in the filters.
+    let filters = sample(&[2, 1, 2, 2], -1.0, 1.0, 35);
+    let in_input = move |t: &mut Tape, a: Vec<Value>| {
+        let x = ops::reshape(t, a[0].clone(), &[1, 1, 3, 4])?;
+        let y = library::conv(t, "conv2d", x, filters.clone(), [1, 1, 1, 1])?;
+        ops::mul(t, y.clone(), y)
+    };
+    assert_hessian("conv2d in the input", &in_input, vec![sample(&[12], -1.0, 1.0, 36)]);
+    let image = sample(&[1, 2, 3, 3], -1.0, 1.0, 37);
+    let in_filters = move |t: &mut Tape, a: Vec<Value>| {
+        let w = ops::reshape(t, a[0].clone(), &[1, 2, 2, 2])?;
+        let y = library::conv(t, "conv2d", image.clone(), w, [1, 0, 1, 1])?;
+        ops::mul(t, y.clone(), y)
+    };
+    assert_hessian("conv2d in the filters", &in_filters, vec![sample(&[8], -1.0, 1.0, 38)]);
+    let pooled = |largest: bool| {
+        move |t: &mut Tape, a: Vec<Value>| {
+            let x = ops::reshape(t, a[0].clone(), &[1, 1, 4, 4])?;
+            let y = library::pool(t, x, [2, 2, 0], largest)?;
+            ops::mul(t, y.clone(), y)
+        }
+    };
+    let v = sample(&[16], -1.0, 1.0, 39);
+    assert_hessian("max_pool2d", &pooled(true), vec![v.clone()]);
+    assert_hessian("avg_pool2d", &pooled(false), vec![v]);
+}
