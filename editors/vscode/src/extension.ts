@@ -12,6 +12,7 @@ import * as vscode from "vscode";
 import { LanguageClient, type LanguageClientOptions, RevealOutputChannelOn, type ServerOptions } from "vscode-languageclient/node";
 import { COMMANDS } from "./commands";
 import { commandLine, runFileArguments, runTestsArguments, shellKind } from "./commandLine";
+import { savedOnDisk } from "./fileOnDisk";
 import { initializationOptions, serverArguments } from "./launch";
 import { registerPictureViews } from "./pictureViews";
 import { REPL_TERMINAL_NAME, replArguments, replInput } from "./repl";
@@ -206,13 +207,7 @@ class TerminalRunner extends OwnedTerminal {
       void vscode.window.showErrorMessage("Nabla: open a .nb file to run it.");
       return;
     }
-    const document = vscode.workspace.textDocuments.find((doc) => doc.uri.toString() === uri.toString());
-    if (document?.isDirty === true && !(await document.save())) {
-      void vscode.window.showErrorMessage("Nabla: save the file before running it.");
-      return;
-    }
-    if (uri.scheme !== "file") {
-      void vscode.window.showErrorMessage("Nabla: only files saved on disk can be run; save this one first.");
+    if (!(await savedOnDisk(uri))) {
       return;
     }
 

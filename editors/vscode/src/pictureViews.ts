@@ -12,6 +12,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { COMMANDS } from "./commands";
+import { savedOnDisk } from "./fileOnDisk";
 import { graphArguments, graphOutputPath, makeNonce, pictureCalls, pictureHtml, pictureKind, resolvePicture } from "./pictures";
 import type { ServerPathResolution } from "./serverPath";
 
@@ -56,13 +57,7 @@ async function showGraph(
     void vscode.window.showErrorMessage("Nabla: open a .nb file to see its computational graph.");
     return;
   }
-  const document = vscode.workspace.textDocuments.find((doc) => doc.uri.toString() === uri.toString());
-  if (document?.isDirty === true && !(await document.save())) {
-    void vscode.window.showErrorMessage("Nabla: save the file before running it.");
-    return;
-  }
-  if (uri.scheme !== "file") {
-    void vscode.window.showErrorMessage("Nabla: only files saved on disk can be run; save this one first.");
+  if (!(await savedOnDisk(uri))) {
     return;
   }
   const binary = host.binary();
