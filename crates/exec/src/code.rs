@@ -796,11 +796,26 @@ pub enum Callable {
         function: u32,
         rule: u32,
     },
+    /// `op` of the callable `inner`, differentiating in the parameters `wrt` (in order; one for
+    /// every transform but `grad(f, [i, j])` and `value_and_grad(f, [i, j])`, none for
+    /// `checkpoint`).
     Transform {
         op: TransformOp,
-        wrt: usize,
+        wrt: Box<[usize]>,
         inner: u32,
     },
+}
+
+impl Callable {
+    /// The number of consecutive slots a call's result fills from its `dst`: one, or the
+    /// elements of the tuple of `grad(f, [i, j])` and `value_and_grad(f)`.
+    pub fn results(&self) -> usize {
+        match self {
+            Callable::Transform { op: TransformOp::Grad, wrt, .. } => wrt.len().max(1),
+            Callable::Transform { op: TransformOp::ValueAndGrad, wrt, .. } => 1 + wrt.len(),
+            _ => 1,
+        }
+    }
 }
 
 /// A tree of scalar float operations compiled into one instruction ([`Instr::FloatExpr`]).
@@ -1323,9 +1338,10 @@ impl Unit {
                 }
                 Instr::CallTransform { callable, dst, args } => {
                     let operands = args.of(&self.args);
-                    (*callable as usize) < program.callables.len()
-                        && operands.len() == args.len as usize
-                        && (*dst == NO_SLOT || slot_ok(*dst))
+                    let results = program.callables.get(*callable as usize).map(Callable::results);
+                    results.is_some_and(|results| {
+                        *dst == NO_SLOT || dst.checked_add(results as u32 - 1).is_some_and(slot_ok)
+                    }) && operands.len() == args.len as usize
                         && operands.iter().all(|&a| operand_ok(a))
                 }
                 Instr::Return { src } => src.is_none_or(operand_ok),

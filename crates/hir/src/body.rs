@@ -235,11 +235,13 @@ pub enum BinaryOp {
     Logic(LogicOp),
 }
 
-/// `grad`, `jvp`, `vjp`, `hessian`, `jacobian` applied to a function, and `checkpoint`, which
-/// is the function itself with its recording recomputed during the backward pass.
+/// `grad`, `value_and_grad`, `jvp`, `vjp`, `hessian`, `jacobian` applied to a function, and
+/// `checkpoint`, which is the function itself with its recording recomputed during the backward
+/// pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TransformOp {
     Grad,
+    ValueAndGrad,
     Jvp,
     Vjp,
     Hessian,
@@ -251,6 +253,7 @@ impl TransformOp {
     pub fn from_name(name: &str) -> Option<TransformOp> {
         Some(match name {
             "grad" => TransformOp::Grad,
+            "value_and_grad" => TransformOp::ValueAndGrad,
             "jvp" => TransformOp::Jvp,
             "vjp" => TransformOp::Vjp,
             "hessian" => TransformOp::Hessian,
@@ -263,6 +266,7 @@ impl TransformOp {
     pub fn name(self) -> &'static str {
         match self {
             TransformOp::Grad => "grad",
+            TransformOp::ValueAndGrad => "value_and_grad",
             TransformOp::Jvp => "jvp",
             TransformOp::Vjp => "vjp",
             TransformOp::Hessian => "hessian",
@@ -288,7 +292,8 @@ pub enum Expr {
         args: Vec<ExprId>,
     },
     /// `grad(f)`, `grad(f, k)`, `jvp(f)`, ...: a derivative of the function `func` (a
-    /// [`Expr::Name`] or another transform), with `wrt` the parameter index of `grad(f, k)`.
+    /// [`Expr::Name`] or another transform), with `wrt` the parameter index of `grad(f, k)` (an
+    /// integer literal) or the list of `grad(f, [i, j])` (a [`Expr::TensorLit`] of them).
     /// Valid only as a callee or as the function of another transform.
     Transform {
         op: TransformOp,

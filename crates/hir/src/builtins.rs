@@ -122,6 +122,7 @@ pub enum Builtin {
     SaveImage,
     Backward,
     Grad,
+    ValueAndGrad,
     Jvp,
     Vjp,
     Hessian,
@@ -401,7 +402,8 @@ table! {
     Histogram "histogram" 3..4 Histogram false "histogram(\"hist.svg\", t, bins) | histogram(\"hist.svg\", t, bins, \"title\")" "Draws a histogram of the elements of t in `bins` equal intervals from the least to the greatest, with an optional title; SVG or PNG by the file's extension.";
     SaveImage "save_image" 2..2 SaveImage false "save_image(\"digits.png\", x)" "Writes a Tensor[h][w] as a greyscale PNG (least element black, greatest white), or a Tensor[n][h][w] as a grid of n images; relative to the source file.";
     Backward "backward" 1..1 Backward false "backward(y)" "Computes the gradients of the sum of y with respect to everything recorded, then releases the graph.";
-    Grad "grad" 1..2 GradOfVariable false "grad(x) | grad(f)(args) | grad(f, k)(args)" "The gradient the last backward computed for variable x; of a function, its gradient with respect to parameter k (default 0).";
+    Grad "grad" 1..2 GradOfVariable false "grad(x) | grad(f)(args) | grad(f, k)(args) | grad(f, [i, j])(args)" "The gradient the last backward computed for variable x; of a function, its gradient with respect to parameter k (default 0), or the tuple of its gradients with respect to parameters i, j, ... (JAX's argnums).";
+    ValueAndGrad "value_and_grad" 1..2 TransformOnly false "value_and_grad(f)(args) | value_and_grad(f, k)(args) | value_and_grad(f, [i, j])(args)" "The tuple of f(args) and grad(f)(args) (grad(f, k), or the gradients of grad(f, [i, j]) in order), from one forward and one backward pass.";
     Jvp "jvp" 1..1 TransformOnly false "jvp(f)(args..., tangent)" "Forward-mode directional derivative of f along a tangent of its first parameter.";
     Vjp "vjp" 1..1 TransformOnly false "vjp(f)(args..., cotangent)" "Reverse mode: a cotangent of f's result pulled back to its first parameter.";
     Hessian "hessian" 1..1 TransformOnly false "hessian(f)(args)" "Hessian of a scalar f in its first parameter.";

@@ -65,6 +65,9 @@ pub struct InferenceResult {
     /// For a function with a `derivative` clause, the function it names, when that function
     /// is a rule that fits (see `infer::derivative`).
     pub derivative: Option<DefId>,
+    /// For each transform that differentiates (`grad(f)`, `grad(f, 2)`, `grad(f, [0, 2])`,
+    /// `jvp(f)`, ...), the parameters it differentiates in, in order, as the checker read them.
+    pub transform_params: ArenaMap<ExprId, Box<[usize]>>,
 }
 
 impl InferenceResult {
@@ -78,6 +81,12 @@ impl InferenceResult {
 
     pub fn resolution(&self, expr: ExprId) -> Option<Resolution> {
         self.resolutions.get(expr).copied()
+    }
+
+    /// The parameters the transform `expr` differentiates in (see
+    /// [`InferenceResult::transform_params`]); empty for `checkpoint` and after an error.
+    pub fn transform_params(&self, expr: ExprId) -> &[usize] {
+        self.transform_params.get(expr).map_or(&[], |params| &params[..])
     }
 }
 

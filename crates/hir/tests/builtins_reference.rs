@@ -129,7 +129,17 @@ const GROUPS: &[(&str, &[&str])] = &[
     ("Plots and images", &["plot", "scatter", "histogram", "save_image"]),
     (
         "Differentiation",
-        &["backward", "grad", "jvp", "vjp", "hessian", "jacobian", "stop_gradient", "checkpoint"],
+        &[
+            "backward",
+            "grad",
+            "value_and_grad",
+            "jvp",
+            "vjp",
+            "hessian",
+            "jacobian",
+            "stop_gradient",
+            "checkpoint",
+        ],
     ),
     ("Tests", &["assert", "assert_eq", "assert_close", "gradcheck"]),
 ];

@@ -188,6 +188,36 @@ mod tests {
     }
 
     #[test]
+    fn derivatives_with_tuple_results() {
+        let text =
+            "function float f(Tensor w[n], float b) {\n    return sum(w) * b;\n}\nTensor s[4];\n";
+        check(
+            &format!("{text}(float v, Tensor g[4]) = value_and$0_grad(f)(s, 2.0);\n"),
+            expect![[r#"
+            value_and_grad(f)
+            ```nabla
+            function(Tensor[n], float) -> (float, Tensor[n])
+            ```"#]],
+        );
+        check(
+            &format!("{text}(float v, Tensor g[4]) = value_and_grad(f)(s, 2.0)$0;\n"),
+            expect![[r#"
+            value_and_grad(f)(s, 2.0)
+            ```nabla
+            (float, Tensor[4])
+            ```"#]],
+        );
+        check(
+            &format!("{text}(Tensor g[4], float d) = grad(f, [0, 1])$0(s, 2.0);\n"),
+            expect![[r#"
+            grad(f, [0, 1])
+            ```nabla
+            function(Tensor[n], float) -> (Tensor[n], float)
+            ```"#]],
+        );
+    }
+
+    #[test]
     fn tuple_results_and_destructured_variables() {
         let text =
             "function (float, Tensor[k][2]) step(Tensor x[k][2]) {\n    return (sum(x), x);\n}\n";

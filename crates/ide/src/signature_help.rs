@@ -2,7 +2,8 @@
 //! parameters as declared, or a built-in's signature that fits the argument count), which
 //! parameter the cursor is on, and the built-in's documentation; for a function with size
 //! variables, the sizes the arguments so far bind and, once they fix every size of the result,
-//! the call's type.
+//! the call's type. For a derivative (`value_and_grad(f)(...)`), its type as the checker gives it,
+//! with the differentiated function's parameters.
 
 use hir::{Dim, ScopeName, Shape, Ty};
 use syntax::{AstNode, SyntaxKind, TextRange, TextSize, ast};
@@ -46,9 +47,15 @@ pub(crate) fn signature_help(db: &hir::Database, position: FilePosition) -> Opti
         range.start() < offset && (offset < range.end() || !closed)
     })?;
     let call = arg_list.syntax().parent().and_then(ast::CallExpr::cast)?;
-    let Some(ast::Expr::PathExpr(path)) = call.callee() else { return None };
-    let name = path.name_ref()?.text();
     let active = active_argument(&arg_list, offset);
+    let path = match call.callee()? {
+        ast::Expr::PathExpr(path) => path,
+        ast::Expr::CallExpr(transform) => {
+            return transform_help(db, position.file, &call, &transform, active);
+        }
+        _ => return None,
+    };
+    let name = path.name_ref()?.text();
     let callee_at = path.syntax().text_range().start();
     let scope_name = hir::names_in_scope(db, position.file.0, callee_at)
         .into_iter()
@@ -109,6 +116,73 @@ pub(crate) fn signature_help(db: &hir::Database, position: FilePosition) -> Opti
         }
         _ => None,
     }
+}
+
+/// Inside the arguments of a derivative, `grad(f, [0, 2])(...)`: the derivative's type as the
+/// checker gives it (a tuple for `value_and_grad` and lists of parameters), its parameters named
+/// as the differentiated function declares them, and the sizes the arguments bind.
+fn transform_help(
+    db: &hir::Database,
+    file: FileId,
+    call: &ast::CallExpr,
+    transform: &ast::CallExpr,
+    active: usize,
+) -> Option<SignatureHelp> {
+    let (def, expr) = hir::expr_covering(db, file.0, transform.syntax().text_range())?;
+    let hir::Expr::Transform { op, .. } = hir::body(db, def).exprs[expr] else { return None };
+    let Ty::Fn(fn_ty) = hir::infer(db, def).type_of_expr(expr).clone() else { return None };
+    let declared = differentiated_params(db, file, transform).unwrap_or_default();
+    let extra = match op {
+        hir::TransformOp::Jvp => " tangent",
+        hir::TransformOp::Vjp => " cotangent",
+        _ => "",
+    };
+    let params: Vec<String> = fn_ty
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, ty)| match declared.get(i) {
+            Some(param) => param.clone(),
+            None if i + 1 == fn_ty.params.len() => format!("{ty}{extra}"),
+            None => ty.to_string(),
+        })
+        .collect();
+    let callee = collapse(&transform.syntax().text().to_string());
+    let (label, parameters) = assemble(&format!("{} {callee}", fn_ty.ret), &params);
+    let (bound_sizes, result) = bound_at(db, file, call);
+    let active_parameter = (!parameters.is_empty()).then(|| active.min(parameters.len() - 1));
+    Some(SignatureHelp {
+        label,
+        parameters,
+        active_parameter,
+        documentation: None,
+        bound_sizes,
+        result,
+    })
+}
+
+/// The parameters, as declared, of the function a (possibly nested) transform differentiates.
+fn differentiated_params(
+    db: &hir::Database,
+    file: FileId,
+    transform: &ast::CallExpr,
+) -> Option<Vec<String>> {
+    let mut transform = transform.clone();
+    let path = loop {
+        let first = transform.args().next()?;
+        match first {
+            ast::Expr::CallExpr(inner) => transform = inner,
+            ast::Expr::PathExpr(path) => break path,
+            _ => return None,
+        }
+    };
+    let name = path.name_ref()?.text();
+    let at = path.syntax().text_range().start();
+    let scope_name = hir::names_in_scope(db, file.0, at).into_iter().find(|(n, _)| *n == name)?.1;
+    let ScopeName::Item(hir::ScopeItem::Function(function)) = scope_name else { return None };
+    let (node, _) = semantic::def_chunks(db, function).into_iter().next()?;
+    let list = ast::FnDef::cast(node)?.param_list()?;
+    Some(list.params().map(|p| collapse(&p.syntax().text().to_string())).collect())
 }
 
 /// What the arguments of `call` so far bind: the callee's size variables, worded as inlay
@@ -313,6 +387,48 @@ mod tests {
                 bound: n = 8, q = 3
                 result: Tensor[6]
             "#]],
+        );
+    }
+
+    #[test]
+    fn derivatives_with_tuple_results() {
+        let f = "function float f(Tensor w[n], float b, int k) {\n    return sum(w) * b * k;\n}\nTensor s[4];\n";
+        check(
+            &format!("{f}(float v, Tensor g[4]) = value_and_grad(f)(s, $0);\n"),
+            expect![[r#"
+                (float, Tensor[n]) value_and_grad(f)(Tensor w[n], float b, int k)
+                parameters: Tensor w[n] | float b | int k
+                active: Some(1)
+                bound: n = 4
+            "#]],
+        );
+        check(
+            &format!("{f}(Tensor g[4], float d) = grad(f, [0, 1])(s, 2.0, $0);\n"),
+            expect![[r#"
+                (Tensor[n], float) grad(f, [0, 1])(Tensor w[n], float b, int k)
+                parameters: Tensor w[n] | float b | int k
+                active: Some(2)
+                bound: n = 4
+            "#]],
+        );
+        check(
+            &format!("{f}(Tensor g[4], float d) = grad(f, [0, 1])(s, 2.0, 3$0);\n"),
+            expect![[r#"
+                (Tensor[n], float) grad(f, [0, 1])(Tensor w[n], float b, int k)
+                parameters: Tensor w[n] | float b | int k
+                active: Some(2)
+                bound: n = 4
+                result: (Tensor[4], float)
+            "#]],
+        );
+        check(
+            &format!("{f}Tensor t[4] = jvp(grad(f))(s, 1.0, 2, $0);\n"),
+            expect![[r#"
+            Tensor[n] jvp(grad(f))(Tensor w[n], float b, int k, Tensor[n] tangent)
+            parameters: Tensor w[n] | float b | int k | Tensor[n] tangent
+            active: Some(3)
+            bound: n = 4
+        "#]],
         );
     }
 

@@ -50,7 +50,7 @@ pub use trace::{
 };
 pub use transform::{
     AdContext, Function, GradcheckConfig, GradcheckElement, GradcheckReport, grad, gradcheck,
-    hessian, jacobian, jvp, program_backward, vjp,
+    hessian, jacobian, jvp, program_backward, value_and_grad, vjp,
 };
 
 pub use op::Rule;

@@ -1,5 +1,5 @@
-//! Differentiation as a construct (language.md 3.2): `grad(f)`, `grad(f, k)`, `vjp(f)`, `jvp(f)`,
-//! `hessian(f)`, `jacobian(f)`, and `gradcheck`.
+//! Differentiation as a construct (language.md 3.2): `grad(f)`, `grad(f, k)`, `grad(f, [i, j])`,
+//! `value_and_grad(f)`, `vjp(f)`, `jvp(f)`, `hessian(f)`, `jacobian(f)`, and `gradcheck`.
 //!
 //! Each transform opens a new level, makes the argument it differentiates a leaf of that level,
 //! calls the function through the caller's callback, closes the level and runs a backward pass
@@ -40,8 +40,9 @@ pub trait AdContext {
 
     /// Runs the custom derivative rule `rule` (an interpreter's unit) on the arguments of the
     /// call it differentiates, the call's result and the result's gradient, and returns the
-    /// gradient of the differentiable argument.
-    fn run_rule(&mut self, rule: u32, arguments: Vec<Value>) -> Result<Value, Self::Error>;
+    /// gradients of the differentiable (`float` and tensor) arguments, in order: one value, or
+    /// the elements of the tuple the rule of a function of several of them returns.
+    fn run_rule(&mut self, rule: u32, arguments: Vec<Value>) -> Result<Vec<Value>, Self::Error>;
 
     /// Calls the interpreter's callable `callable` (the function of a `checkpoint`).
     fn call(&mut self, callable: u32, arguments: Vec<Value>) -> Result<Value, Self::Error>;
@@ -55,7 +56,7 @@ impl AdContext for Tape {
     }
 
     /// A bare tape runs no Nabla code, so it records no call with a custom rule.
-    fn run_rule(&mut self, _rule: u32, _arguments: Vec<Value>) -> Result<Value, AdError> {
+    fn run_rule(&mut self, _rule: u32, _arguments: Vec<Value>) -> Result<Vec<Value>, AdError> {
         Err(AdError::internal("a derivative rule on a tape without an interpreter"))
     }
 
@@ -84,12 +85,30 @@ where
     while let Some(call) = resume_pass(cx.tape(), level, records, pass, adjoints, &mut walk)? {
         match call.rule {
             Rule::Derivative(rule) => {
+                // Where each argument's gradient is among the rule's results.
+                let ranks: Vec<usize> = call
+                    .arguments
+                    .iter()
+                    .scan(0, |rank, argument| {
+                        let at = *rank;
+                        *rank += usize::from(argument.is_differentiable());
+                        Some(at)
+                    })
+                    .collect();
                 let mut arguments = call.arguments;
                 arguments.push(call.output);
                 arguments.push(call.gradient);
-                let gradient = cx.run_rule(rule, arguments)?;
+                let mut gradients = cx.run_rule(rule, arguments)?;
                 for input in &call.inputs {
-                    finish_rule(cx.tape(), adjoints, input, gradient.clone())?;
+                    let gradient =
+                        ranks.get(input.position).and_then(|&rank| gradients.get_mut(rank));
+                    let Some(gradient) = gradient else {
+                        return Err(
+                            AdError::internal("a rule without a gradient for an argument").into()
+                        );
+                    };
+                    let gradient = std::mem::replace(gradient, Value::Int(0));
+                    finish_rule(cx.tape(), adjoints, input, gradient)?;
                 }
             }
             Rule::Recompute(callable) => {
@@ -111,13 +130,15 @@ where
 pub type Function<'f, C, E> = dyn FnMut(&mut C, Vec<Value>) -> Result<Value, E> + 'f;
 
 /// What running a function at a fresh level produced: its result, the recording, the result's
-/// node on it (if the result depends on the argument) and the argument's leaf.
+/// node on it (if the result depends on the arguments) and the differentiated arguments' leaves,
+/// one per parameter in the order the transform lists them (a parameter listed twice has one
+/// leaf).
 struct Traced {
     level: usize,
     records: Records,
     y: Value,
     output: Option<usize>,
-    leaf: usize,
+    leaves: Vec<usize>,
 }
 
 /// `backward(y)` of the program tape, prepared by [`Tape::begin_backward`]: runs the pass in
@@ -144,13 +165,13 @@ where
     }
 }
 
-/// Opens a level, makes `args[wrt]` its leaf, calls `f` and closes the level, whatever `f`
-/// returns.
+/// Opens a level, makes each `args[k]` for `k` in `wrt` a leaf of it, calls `f` and closes the
+/// level, whatever `f` returns.
 fn trace<C, E>(
     cx: &mut C,
     f: &mut Function<'_, C, E>,
     mut args: Vec<Value>,
-    wrt: usize,
+    wrt: &[usize],
     transform: &'static str,
 ) -> Result<Traced, E>
 where
@@ -158,42 +179,92 @@ where
     E: From<AdError>,
 {
     let count = args.len();
-    let Some(argument) = args.get_mut(wrt) else {
-        let reason = format!("parameter {wrt} does not exist; the function got {count} arguments");
-        return Err(AdError::from(AdErrorKind::Argument { transform, reason }).into());
-    };
-    if !argument.is_differentiable() {
-        return Err(AdError::from(AdErrorKind::NotDifferentiable {
-            transform,
-            found: argument.type_name(),
-        })
-        .into());
+    for &k in wrt {
+        let Some(argument) = args.get(k) else {
+            let reason =
+                format!("parameter {k} does not exist; the function got {count} arguments");
+            return Err(AdError::from(AdErrorKind::Argument { transform, reason }).into());
+        };
+        if !argument.is_differentiable() {
+            return Err(AdError::from(AdErrorKind::NotDifferentiable {
+                transform,
+                found: argument.type_name(),
+            })
+            .into());
+        }
     }
     let tape = cx.tape();
     let level = tape.open_level()?;
-    let value = tape.settled(std::mem::replace(argument, Value::Int(0)));
-    let leaf = tape.transform_leaf(level, value).and_then(|x| {
-        let index = tape.top_index(&x, level);
-        index.map(|index| (x, index)).ok_or_else(|| AdError::internal("a leaf not on its level"))
-    });
-    let (x, leaf) = match leaf {
-        Ok(found) => found,
-        Err(error) => {
-            let _ = tape.close_level(level);
-            return Err(error.into());
+    let mut leaves: Vec<usize> = Vec::with_capacity(wrt.len());
+    for (position, &k) in wrt.iter().enumerate() {
+        if let Some(earlier) = wrt[..position].iter().position(|&j| j == k) {
+            leaves.push(leaves[earlier]);
+            continue;
         }
-    };
-    *argument = x;
+        let value = tape.settled(std::mem::replace(&mut args[k], Value::Int(0)));
+        let leaf = tape.transform_leaf(level, value).and_then(|x| {
+            let index = tape.top_index(&x, level);
+            index
+                .map(|index| (x, index))
+                .ok_or_else(|| AdError::internal("a leaf not on its level"))
+        });
+        match leaf {
+            Ok((x, leaf)) => {
+                args[k] = x;
+                leaves.push(leaf);
+            }
+            Err(error) => {
+                let _ = tape.close_level(level);
+                return Err(error.into());
+            }
+        }
+    }
     let result = f(cx, args);
     let tape = cx.tape();
     let output = result.as_ref().ok().and_then(|y| tape.top_index(y, level));
     let records = tape.close_level(level)?;
     let y = result?;
-    Ok(Traced { level, records, y, output, leaf })
+    Ok(Traced { level, records, y, output, leaves })
 }
 
-/// Runs a backward pass over a finished recording and returns the adjoint of its leaf; `words`
-/// says whether the recording is kept for further passes.
+/// Runs a backward pass over a finished recording and returns the adjoint of each of its
+/// leaves (`None` for a leaf the output does not depend on); `words` says whether the recording
+/// is kept for further passes.
+fn leaf_adjoints<C: AdContext + ?Sized>(
+    cx: &mut C,
+    traced: &mut Traced,
+    output: usize,
+    seed: Value,
+    words: Words,
+) -> Result<Vec<Option<Value>>, C::Error> {
+    let mut adjoints = Adjoints::default();
+    let pass = (Keep::Leaves, words);
+    let records = &mut traced.records;
+    let result = run_pass(cx, traced.level, records, output, seed.into(), pass, &mut adjoints);
+    let mut taken: Vec<Option<Value>> = Vec::with_capacity(traced.leaves.len());
+    let mut failure = None;
+    for (position, &leaf) in traced.leaves.iter().enumerate() {
+        let adjoint = match traced.leaves[..position].iter().position(|&l| l == leaf) {
+            Some(earlier) => taken[earlier].clone(),
+            None => match adjoints.take(leaf).map(Adjoint::into_value).transpose() {
+                Ok(adjoint) => adjoint,
+                Err(error) => {
+                    failure.get_or_insert(error);
+                    None
+                }
+            },
+        };
+        taken.push(adjoint);
+    }
+    cx.tape().give_store(adjoints);
+    result?;
+    match failure {
+        Some(error) => Err(error.into()),
+        None => Ok(taken),
+    }
+}
+
+/// [`leaf_adjoints`] of a recording with one leaf.
 fn leaf_adjoint<C: AdContext + ?Sized>(
     cx: &mut C,
     traced: &mut Traced,
@@ -201,14 +272,8 @@ fn leaf_adjoint<C: AdContext + ?Sized>(
     seed: Value,
     words: Words,
 ) -> Result<Option<Value>, C::Error> {
-    let mut adjoints = Adjoints::default();
-    let pass = (Keep::Leaves, words);
-    let records = &mut traced.records;
-    let result = run_pass(cx, traced.level, records, output, seed.into(), pass, &mut adjoints);
-    let adjoint = adjoints.take(traced.leaf);
-    cx.tape().give_store(adjoints);
-    result?;
-    Ok(adjoint.map(Adjoint::into_value).transpose()?)
+    let mut adjoints = leaf_adjoints(cx, traced, output, seed, words)?;
+    Ok(adjoints.pop().flatten())
 }
 
 /// Checks that a function's result is a single number and returns the seed `1` of its type.
@@ -245,18 +310,42 @@ where
     C: AdContext<Error = E> + ?Sized,
     E: From<AdError>,
 {
-    let zeros = match args.get(wrt) {
-        Some(argument) => zeros_like(argument)?,
-        None => Value::Float(0.0),
-    };
+    let (_, mut gradients) = value_and_grad(cx, f, args, &[wrt])?;
+    gradients.pop().ok_or_else(|| AdError::internal("a gradient missing").into())
+}
+
+/// `value_and_grad(f, wrt)(args)`, and `grad(f, [i, j])` without the value: the value of the
+/// scalar `f` at `args` (as the levels around the transform see it) and its gradients with
+/// respect to the parameters `wrt`, in order, each of its parameter's type (zeros when `f` does
+/// not depend on it), from one recording and one backward pass (JAX's `argnums`).
+pub fn value_and_grad<C, E>(
+    cx: &mut C,
+    f: &mut Function<'_, C, E>,
+    args: Vec<Value>,
+    wrt: &[usize],
+) -> Result<(Value, Vec<Value>), E>
+where
+    C: AdContext<Error = E> + ?Sized,
+    E: From<AdError>,
+{
+    let zeros = wrt
+        .iter()
+        .map(|&k| match args.get(k) {
+            Some(argument) => zeros_like(argument),
+            None => Ok(Value::Float(0.0)),
+        })
+        .collect::<Result<Vec<Value>, AdError>>()?;
     let mut traced = trace(cx, f, args, wrt, "grad")?;
     let result = (|| {
         let seed = scalar_seed(&traced.y, "grad")?;
-        let Some(output) = traced.output else { return Ok(None) };
-        leaf_adjoint(cx, &mut traced, output, seed, Words::GivenBack)
+        let Some(output) = traced.output else { return Ok(vec![None; wrt.len()]) };
+        leaf_adjoints(cx, &mut traced, output, seed, Words::GivenBack)
     })();
-    cx.tape().recycle(traced.level, traced.records);
-    Ok(result?.unwrap_or(zeros))
+    let tape = cx.tape();
+    tape.recycle(traced.level, traced.records);
+    let value = tape.settled(traced.y);
+    let gradients = result?.into_iter().zip(zeros).map(|(g, zeros)| g.unwrap_or(zeros)).collect();
+    Ok((value, gradients))
 }
 
 /// `vjp(f)(args, cotangent)`: the cotangent (of `f`'s result type) pulled back to the first
@@ -291,7 +380,7 @@ where
         Some(argument) => zeros_like(argument)?,
         None => Value::Float(0.0),
     };
-    let mut traced = trace(cx, f, args, wrt, transform)?;
+    let mut traced = trace(cx, f, args, &[wrt], transform)?;
     let result = (|| {
         check_tangent(&traced.y, &cotangent, transform)?;
         let Some(output) = traced.output else { return Ok(None) };
@@ -356,7 +445,7 @@ where
     C: AdContext<Error = E> + ?Sized,
     E: From<AdError>,
 {
-    let mut traced = trace(cx, f, args, 0, "jvp")?;
+    let mut traced = trace(cx, f, args, &[0], "jvp")?;
     let result = (|| -> Result<(Option<usize>, Value), E> {
         let zeros = zeros_like(&traced.y)?;
         if !traced.y.is_differentiable() {
@@ -416,7 +505,7 @@ where
         return Err(AdError::from(AdErrorKind::Argument { transform, reason }).into());
     };
     let argument = argument.clone();
-    let mut traced = trace(cx, f, args, 0, transform)?;
+    let mut traced = trace(cx, f, args, &[0], transform)?;
     let result = jacobian_rows(cx, &mut traced, &argument, transform);
     cx.tape().recycle(traced.level, traced.records);
     result

@@ -150,6 +150,9 @@ pub struct Machine<'p, 'o> {
     tracer: Option<Box<Tracer>>,
     /// The most recent `backward` that ran, named when a later one finds the graph it released.
     last_backward: Option<HirSpan>,
+    /// The elements after the first of the tuple that the last unit invoked from native code
+    /// returned (see [`Machine::invoke_results`]).
+    returned_rest: Vec<Value>,
 }
 
 impl AdContext for Machine<'_, '_> {
@@ -159,8 +162,10 @@ impl AdContext for Machine<'_, '_> {
         &mut self.tape
     }
 
-    fn run_rule(&mut self, rule: u32, arguments: Vec<Value>) -> Result<Value, RuntimeError> {
-        stacker::maybe_grow(NATIVE_RED_ZONE, NATIVE_SEGMENT, || self.invoke(rule, arguments))
+    fn run_rule(&mut self, rule: u32, arguments: Vec<Value>) -> Result<Vec<Value>, RuntimeError> {
+        stacker::maybe_grow(NATIVE_RED_ZONE, NATIVE_SEGMENT, || {
+            self.invoke_results(rule, arguments)
+        })
     }
 
     fn call(&mut self, callable: u32, arguments: Vec<Value>) -> Result<Value, RuntimeError> {
@@ -468,6 +473,7 @@ impl<'p, 'o> Machine<'p, 'o> {
             resume: 0,
             tracer: None,
             last_backward: None,
+            returned_rest: Vec::new(),
         })
     }
 
@@ -655,6 +661,21 @@ impl<'p, 'o> Machine<'p, 'o> {
             self.top = saved_top;
         }
         result
+    }
+
+    /// [`Machine::invoke`] of a unit that may return a tuple: the elements of its result.
+    fn invoke_results(&mut self, unit: u32, args: Vec<Value>) -> Result<Vec<Value>, RuntimeError> {
+        let results = self.unit(unit)?.results as usize;
+        let first = self.invoke(unit, args)?;
+        let mut elements = Vec::with_capacity(results);
+        elements.push(first);
+        if results > 1 {
+            if self.returned_rest.len() + 1 != results {
+                return Err(RuntimeError::internal("a tuple of another length returned"));
+            }
+            elements.append(&mut self.returned_rest);
+        }
+        Ok(elements)
     }
 
     /// After a run-time error in a session's entry, stores the variables of earlier entries from
@@ -1321,7 +1342,16 @@ impl<'p, 'o> Machine<'p, 'o> {
                         // The elements after the first go straight to the slots after the
                         // caller's `dst`; the first returns as a single result does.
                         let depth = self.frames.len();
-                        if depth >= 2 && depth > stop {
+                        if depth == stop {
+                            // A frame that native code invoked (a derivative rule): the
+                            // elements after the first wait for `invoke_results`.
+                            self.returned_rest.clear();
+                            for &item in operands.iter().skip(1) {
+                                // SAFETY: the operands were verified to lie in the frame.
+                                let value = unsafe { fetch(regs, item) };
+                                self.returned_rest.push(value);
+                            }
+                        } else if depth >= 2 && depth > stop {
                             let finished = self.frames[depth - 1];
                             let caller = self.frames[depth - 2];
                             if finished.dst != NO_SLOT {
@@ -1516,9 +1546,11 @@ impl<'p, 'o> Machine<'p, 'o> {
                 let values: Vec<Value> =
                     args.of(&unit.args).iter().map(|&arg| self.fetch(base, arg)).collect();
                 self.mark_resume(pc);
-                let value = self.call_callable(*callable, values)?;
+                let results = self.call_results(*callable, values)?;
                 if *dst != NO_SLOT {
-                    self.set(base, *dst, value);
+                    for (i, value) in results.into_iter().enumerate() {
+                        self.set(base, *dst + i as u32, value);
+                    }
                 }
             }
             Instr::GetIndex { dst, base: tensor, index } => {
@@ -1613,6 +1645,54 @@ impl<'p, 'o> Machine<'p, 'o> {
         }
     }
 
+    /// Calls a function or a derivative of one with evaluated arguments: the elements of its
+    /// result (one, or those of the tuple of `grad(f, [i, j])` and `value_and_grad(f)`).
+    fn call_results(
+        &mut self,
+        callable: u32,
+        args: Vec<Value>,
+    ) -> Result<Vec<Value>, RuntimeError> {
+        let program = self.program;
+        match program.callables.get(callable as usize) {
+            Some(Callable::Transform {
+                op: op @ (TransformOp::Grad | TransformOp::ValueAndGrad),
+                wrt,
+                inner,
+            }) => {
+                let (op, inner) = (*op, *inner);
+                let (value, mut gradients) = self.in_transform(|machine| {
+                    autodiff::value_and_grad(machine, &mut Self::callback(inner), args, wrt)
+                })?;
+                if op == TransformOp::ValueAndGrad {
+                    gradients.insert(0, value);
+                }
+                Ok(gradients)
+            }
+            _ => Ok(vec![self.call_callable(callable, args)?]),
+        }
+    }
+
+    /// Runs `body`, a transform's driver, one level of derivatives deeper (see
+    /// [`Limits::max_transform_depth`]).
+    fn in_transform<T>(
+        &mut self,
+        body: impl FnOnce(&mut Self) -> Result<T, RuntimeError>,
+    ) -> Result<T, RuntimeError> {
+        if self.transform_depth >= self.limits.max_transform_depth {
+            return Err(RuntimeError::new(
+                Code::LimitReached,
+                format!(
+                    "derivatives are nested too deeply: more than {} levels of grad, jvp, vjp, hessian or jacobian at once",
+                    self.limits.max_transform_depth
+                ),
+            ));
+        }
+        self.transform_depth += 1;
+        let result = body(self);
+        self.transform_depth -= 1;
+        result
+    }
+
     /// Calls a function or a derivative of one with evaluated arguments.
     fn call_callable(
         &mut self,
@@ -1629,39 +1709,42 @@ impl<'p, 'o> Machine<'p, 'o> {
             Callable::Transform { op: TransformOp::Checkpoint, inner, .. } => {
                 return self.call_checkpoint(inner, args);
             }
-            Callable::Transform { op, wrt, inner } => (op, wrt, inner),
+            Callable::Transform { op, ref wrt, inner } => match **wrt {
+                [wrt] if op != TransformOp::ValueAndGrad => (op, wrt, inner),
+                _ => return Err(RuntimeError::internal("a tuple of derivatives as one value")),
+            },
         };
-        if self.transform_depth >= self.limits.max_transform_depth {
-            return Err(RuntimeError::new(
-                Code::LimitReached,
-                format!(
-                    "derivatives are nested too deeply: more than {} levels of grad, jvp, vjp, hessian or jacobian at once",
-                    self.limits.max_transform_depth
-                ),
-            ));
-        }
-        self.transform_depth += 1;
-        // Each level of derivatives recurses natively (driver, callback, interpreter); grow the
-        // native stack on demand, so that the depth limit is the only limit whatever thread runs
-        // the program.
-        let mut f = move |machine: &mut Machine<'p, 'o>, args: Vec<Value>| {
+        self.in_transform(|machine| {
+            let mut f = Self::callback(inner);
+            match op {
+                TransformOp::Grad => autodiff::grad(machine, &mut f, args, wrt),
+                TransformOp::Hessian => autodiff::hessian(machine, &mut f, args),
+                TransformOp::Jacobian => autodiff::jacobian(machine, &mut f, args),
+                TransformOp::Checkpoint | TransformOp::ValueAndGrad => {
+                    Err(RuntimeError::internal("a checkpoint or tuple as a transform"))
+                }
+                TransformOp::Jvp | TransformOp::Vjp => match args.pop() {
+                    Some(last) if op == TransformOp::Jvp => {
+                        autodiff::jvp(machine, &mut f, args, last)
+                    }
+                    Some(last) => autodiff::vjp(machine, &mut f, args, last),
+                    None => Err(RuntimeError::internal("a jvp or vjp without its tangent")),
+                },
+            }
+        })
+    }
+
+    /// The callable `inner` as a transform's driver calls it. Each level of derivatives
+    /// recurses natively (driver, callback, interpreter); the native stack grows on demand, so
+    /// that the depth limit is the only limit whatever thread runs the program.
+    fn callback(
+        inner: u32,
+    ) -> impl FnMut(&mut Machine<'p, 'o>, Vec<Value>) -> Result<Value, RuntimeError> {
+        move |machine: &mut Machine<'p, 'o>, args: Vec<Value>| {
             stacker::maybe_grow(NATIVE_RED_ZONE, NATIVE_SEGMENT, || {
                 machine.call_callable(inner, args)
             })
-        };
-        let result = match op {
-            TransformOp::Grad => autodiff::grad(self, &mut f, args, wrt),
-            TransformOp::Hessian => autodiff::hessian(self, &mut f, args),
-            TransformOp::Jacobian => autodiff::jacobian(self, &mut f, args),
-            TransformOp::Checkpoint => Err(RuntimeError::internal("a checkpoint as a transform")),
-            TransformOp::Jvp | TransformOp::Vjp => match args.pop() {
-                Some(last) if op == TransformOp::Jvp => autodiff::jvp(self, &mut f, args, last),
-                Some(last) => autodiff::vjp(self, &mut f, args, last),
-                None => Err(RuntimeError::internal("a jvp or vjp without its tangent")),
-            },
-        };
-        self.transform_depth -= 1;
-        result
+        }
     }
 
     /// A call of the function `function` whose derivative is the rule `rule`: when an argument

@@ -3,8 +3,8 @@
 //! derivatives, and the implicit conversions of language.md section 2.
 
 use hir::{
-    ArithOp, BinaryOp as HirBinary, CmpOp, Expr, ExprId, Literal, LogicOp, RelSpan, Resolution, Ty,
-    TypeRef, UnaryOp as HirUnary,
+    ArithOp, BinaryOp as HirBinary, CmpOp, Expr, ExprId, Literal, LogicOp, RelSpan, Resolution,
+    TransformOp, Ty, TypeRef, UnaryOp as HirUnary,
 };
 
 use super::{Dest, Pending, Place, Result, UnitLowerer, shape_proven};
@@ -1022,11 +1022,22 @@ impl UnitLowerer<'_, '_> {
         match &self.body.exprs[callee] {
             Expr::Transform { .. } => {
                 let callable = self.callable(callee)?;
-                let params = match self.ty(callee) {
-                    Ty::Fn(fn_ty) => fn_ty.params.clone(),
+                let (params, results) = match self.ty(callee) {
+                    Ty::Fn(fn_ty) => match &fn_ty.ret {
+                        Ty::Tuple(elements) => (fn_ty.params.clone(), elements.len()),
+                        _ => (fn_ty.params.clone(), 1),
+                    },
                     _ => return Err(self.internal("a derivative without a type", span)),
                 };
                 let operands = self.arguments(&args, &params)?;
+                if results > 1 {
+                    // A tuple, in consecutive temporaries as a function of several results
+                    // leaves it (see `tuple_call`).
+                    let dst = self.tuple_temps(results, dest);
+                    let args = self.arg_range(&operands);
+                    self.emit(Instr::CallTransform { callable, dst, args }, span);
+                    return Ok(Operand::take(dst));
+                }
                 let dst = self.dst(dest.unwrap_or(Dest::Any));
                 let args = self.arg_range(&operands);
                 self.emit(Instr::CallTransform { callable, dst, args }, span);
@@ -1104,7 +1115,16 @@ impl UnitLowerer<'_, '_> {
         span: RelSpan,
     ) -> Result<Operand> {
         let operands = self.arguments(args, params)?;
-        let dst = match dest {
+        let dst = self.tuple_temps(results, dest);
+        let args = self.arg_range(&operands);
+        self.emit(Instr::Call { unit, dst, args }, span);
+        Ok(Operand::take(dst))
+    }
+
+    /// The first of `results` consecutive temporaries for a tuple, or `NO_SLOT` when the tuple
+    /// is not used.
+    fn tuple_temps(&mut self, results: usize, dest: Option<Dest>) -> Slot {
+        match dest {
             None => NO_SLOT,
             Some(_) => {
                 let first = self.temp();
@@ -1113,10 +1133,7 @@ impl UnitLowerer<'_, '_> {
                 }
                 first
             }
-        };
-        let args = self.arg_range(&operands);
-        self.emit(Instr::Call { unit, dst, args }, span);
-        Ok(Operand::take(dst))
+        }
     }
 
     /// For a call whose only argument is `x op imm` on integers with an `int` parameter
@@ -1169,16 +1186,13 @@ impl UnitLowerer<'_, '_> {
                 Some(Resolution::Function(def)) => self.function_callable(def)?,
                 _ => return Err(self.internal("a derivative of a non-function", span)),
             },
-            Expr::Transform { op, func, wrt } => {
-                let (op, func, wrt) = (*op, *func, *wrt);
+            Expr::Transform { op, func, .. } => {
+                let (op, func) = (*op, *func);
                 let inner = self.callable(func)?;
-                let wrt = match wrt {
-                    Some(wrt) => self
-                        .const_int(wrt)
-                        .and_then(|k| usize::try_from(k).ok())
-                        .ok_or_else(|| self.internal("a parameter index", span))?,
-                    None => 0,
-                };
+                let wrt: Box<[usize]> = self.infer.transform_params(expr).into();
+                if wrt.is_empty() && op != TransformOp::Checkpoint {
+                    return Err(self.internal("a derivative without its parameters", span));
+                }
                 Callable::Transform { op, wrt, inner }
             }
             _ => return Err(self.internal("this callee", span)),

@@ -487,23 +487,31 @@ impl InferCtx<'_> {
                 );
                 return None;
             }
+            if let Ty::Tuple(elements) = &ret {
+                let count = elements.len();
+                let diagnostic = self.report(
+                    Code::TransformOfTuple,
+                    span,
+                    format!(
+                        "`checkpoint` recomputes a function of one result, but `{name}` returns {count} values: {ret}"
+                    ),
+                );
+                diagnostic.help(format!(
+                    "checkpoint a function that calls `{name}` and returns the one result needed"
+                ));
+                if let Some(decl) = base.decl {
+                    diagnostic.label(decl, format!("`{name}` returns {ret}"));
+                }
+                return None;
+            }
             let fn_ty = base.fn_ty.clone();
             let name = format!("checkpoint({name})");
             return Some(Callee { fn_ty, param_spans: base.param_spans, name, decl: base.decl });
         }
-        let index = match (op, wrt) {
-            (TransformOp::Grad, Some(wrt)) => match self.const_int(wrt) {
-                Some(k) => k,
-                None => {
-                    let wrt_span = self.expr_span(wrt);
-                    self.report(
-                        Code::ParamIndexOutOfRange,
-                        wrt_span,
-                        "the parameter index of `grad(f, k)` must be an integer literal".to_owned(),
-                    );
-                    return None;
-                }
-            },
+        let indices = match (op, wrt) {
+            (TransformOp::Grad | TransformOp::ValueAndGrad, Some(wrt)) => {
+                self.transform_indices(op, wrt)?
+            }
             (_, Some(wrt)) => {
                 let wrt_span = self.expr_span(wrt);
                 self.report(
@@ -516,7 +524,7 @@ impl InferCtx<'_> {
                 );
                 return None;
             }
-            (_, None) => 0,
+            (_, None) => vec![(0, span)],
         };
         if params.is_empty() {
             self.report(
@@ -526,35 +534,39 @@ impl InferCtx<'_> {
             );
             return None;
         }
-        if index < 0 || index as usize >= params.len() {
-            let wrt_span = wrt.map(|w| self.expr_span(w)).unwrap_or(span);
-            let count = params.len();
-            let diagnostic = self.report(
-                Code::ParamIndexOutOfRange,
-                wrt_span,
-                format!(
-                    "`{name}` has {count} parameter{}, so index {index} is out of range (indices start at 0)",
-                    if count == 1 { "" } else { "s" }
-                ),
-            );
-            if let Some(decl) = base.decl {
-                diagnostic.label(decl, format!("`{name}` is defined here"));
+        let mut wrt_tys = Vec::with_capacity(indices.len());
+        for &(index, wrt_span) in &indices {
+            if index < 0 || index as usize >= params.len() {
+                let count = params.len();
+                let diagnostic = self.report(
+                    Code::ParamIndexOutOfRange,
+                    wrt_span,
+                    format!(
+                        "`{name}` has {count} parameter{}, so index {index} is out of range (indices start at 0)",
+                        if count == 1 { "" } else { "s" }
+                    ),
+                );
+                if let Some(decl) = base.decl {
+                    diagnostic.label(decl, format!("`{name}` is defined here"));
+                }
+                return None;
             }
-            return None;
-        }
-        let k = index as usize;
-        let wrt_ty = params[k].clone();
-        if !wrt_ty.is_differentiable() && !wrt_ty.is_error() {
-            let diagnostic = self.report(
-                Code::GradOfNonVariable,
-                span,
-                format!("cannot differentiate `{name}` in parameter {k}: it is {wrt_ty}, which is not differentiable"),
-            );
-            if let Some(Some(param)) = base.param_spans.get(k) {
-                diagnostic.label(*param, format!("parameter {k} is {wrt_ty}"));
+            let k = index as usize;
+            let wrt_ty = params[k].clone();
+            if !wrt_ty.is_differentiable() && !wrt_ty.is_error() {
+                let diagnostic = self.report(
+                    Code::GradOfNonVariable,
+                    span,
+                    format!("cannot differentiate `{name}` in parameter {k}: it is {wrt_ty}, which is not differentiable"),
+                );
+                if let Some(Some(param)) = base.param_spans.get(k) {
+                    diagnostic.label(*param, format!("parameter {k} is {wrt_ty}"));
+                }
+                return None;
             }
-            return None;
+            wrt_tys.push(wrt_ty);
         }
+        let wrt_ty = wrt_tys[0].clone();
         if let Ty::Tuple(elements) = &ret {
             let count = elements.len();
             let diagnostic = self.report(
@@ -573,7 +585,8 @@ impl InferCtx<'_> {
             }
             return None;
         }
-        let needs_scalar = matches!(op, TransformOp::Grad | TransformOp::Hessian);
+        let needs_scalar =
+            matches!(op, TransformOp::Grad | TransformOp::ValueAndGrad | TransformOp::Hessian);
         if needs_scalar && !ret.is_one_element() {
             let diagnostic = self.report(
                 Code::GradOfNonScalar,
@@ -589,9 +602,20 @@ impl InferCtx<'_> {
             }
             return None;
         }
+        let differentiated = indices.iter().map(|&(index, _)| index as usize).collect();
+        self.result.transform_params.insert(expr, differentiated);
+        // A list of one parameter gives its gradient alone: a tuple has at least two elements.
+        let gradients = match wrt_tys.len() {
+            1 => wrt_ty,
+            _ => Ty::Tuple(wrt_tys.clone()),
+        };
         let mut param_spans = base.param_spans.clone();
         let fn_ty = match op {
-            TransformOp::Grad => FnTy { params: params.clone(), ret: wrt_ty },
+            TransformOp::Grad => FnTy { params: params.clone(), ret: gradients },
+            TransformOp::ValueAndGrad => {
+                let elements = std::iter::once(ret).chain(wrt_tys).collect();
+                FnTy { params: params.clone(), ret: Ty::Tuple(elements) }
+            }
             TransformOp::Jvp => {
                 param_spans.push(None);
                 let mut with_tangent = params.clone();
@@ -633,6 +657,60 @@ impl InferCtx<'_> {
             TransformOp::Checkpoint => FnTy { params: params.clone(), ret },
         };
         Some(Callee { fn_ty, param_spans, name: format!("{}({name})", op.name()), decl: base.decl })
+    }
+}
+
+impl InferCtx<'_> {
+    /// The parameter indices of `grad(f, k)` or `grad(f, [i, j])` (JAX's `argnums`), each with
+    /// its span: integer literals, a list of at least one and without repeats. `None` after
+    /// reporting what is wrong.
+    fn transform_indices(&mut self, op: TransformOp, wrt: ExprId) -> Option<Vec<(i64, HirSpan)>> {
+        let wrt_span = self.expr_span(wrt);
+        let Expr::TensorLit(items) = self.body.exprs[wrt].clone() else {
+            let Some(k) = self.const_int(wrt) else {
+                self.report(
+                    Code::ParamIndexOutOfRange,
+                    wrt_span,
+                    format!(
+                        "the parameter index of `{}(f, k)` must be an integer literal",
+                        op.name()
+                    ),
+                );
+                return None;
+            };
+            return Some(vec![(k, wrt_span)]);
+        };
+        if items.is_empty() {
+            self.report(
+                Code::ParamList,
+                wrt_span,
+                format!("`{}(f, [])` lists no parameter to differentiate in", op.name()),
+            )
+            .help(format!("list at least one: `{}(f, [0])`", op.name()));
+            return None;
+        }
+        let mut indices: Vec<(i64, HirSpan)> = Vec::with_capacity(items.len());
+        for item in items {
+            let item_span = self.expr_span(item);
+            let Some(k) = self.const_int(item) else {
+                self.report(
+                    Code::ParamList,
+                    item_span,
+                    format!(
+                        "the parameter indices of `{}(f, [i, j])` must be integer literals",
+                        op.name()
+                    ),
+                );
+                return None;
+            };
+            if let Some(&(_, first)) = indices.iter().find(|(earlier, _)| *earlier == k) {
+                self.report(Code::ParamList, item_span, format!("parameter {k} is listed twice"))
+                    .label(first, "first listed here");
+                return None;
+            }
+            indices.push((k, item_span));
+        }
+        Some(indices)
     }
 }
 

@@ -3,7 +3,9 @@
 //!
 //! A rule of `function U f(T0 p0, ..., Tk pk)` whose one differentiable (`float` or `Tensor`)
 //! parameter is `pi` is a function `Ti r(T0 p0, ..., Tk pk, U y, U g)`: it receives the
-//! arguments, the result and the result's cotangent and returns the cotangent of `pi`. The
+//! arguments, the result and the result's cotangent and returns the cotangent of `pi`; with
+//! several differentiable parameters `pi, pj, ...` it returns the tuple `(Ti, Tj, ...)` of their
+//! cotangents, in the parameters' order. The
 //! rule's shape variables are its own; they fit when renaming them, parameter by parameter, makes
 //! every type the function's (`Tensor x[m]` fits `Tensor x[n]`, `Tensor x[3]` does not).
 
@@ -73,31 +75,16 @@ impl InferCtx<'_> {
             );
             return;
         }
-        let wrt = match differentiable.as_slice() {
-            [wrt] => *wrt,
-            [] => {
-                self.report(
-                    Code::DerivativeParams,
-                    fn_span,
-                    format!(
-                        "`{function}` has no `float` or `Tensor` parameter, so its derivative rule would have nothing to give a gradient to"
-                    ),
-                );
-                return;
-            }
-            several => {
-                self.report(
-                    Code::DerivativeParams,
-                    fn_span,
-                    format!(
-                        "a derivative rule gives the gradient of one parameter, and `{function}` has {} differentiable (`float` or `Tensor`) parameters",
-                        several.len()
-                    ),
-                )
-                .help("pass the other values as `int`s or compute them inside, or differentiate them without a rule");
-                return;
-            }
-        };
+        if differentiable.is_empty() {
+            self.report(
+                Code::DerivativeParams,
+                fn_span,
+                format!(
+                    "`{function}` has no `float` or `Tensor` parameter, so its derivative rule would have nothing to give a gradient to"
+                ),
+            );
+            return;
+        }
         let rule_signature = crate::signature(self.db, rule);
         let rule_name = rule_signature.name.clone();
         let rule_span = |span: Option<crate::RelSpan>| span.map(|span| HirSpan { def: rule, span });
@@ -146,16 +133,32 @@ impl InferCtx<'_> {
             return;
         }
         let found = ty_of_ref(&rule_signature.ret);
-        let gradient = &params[wrt];
-        if !fits(&found, gradient, &mut renames) {
-            let parameter = &self.signature.params[wrt].name;
+        // One gradient, or a tuple of them in the parameters' order.
+        let gradient = match differentiable.as_slice() {
+            [wrt] => params[*wrt].clone(),
+            several => Ty::Tuple(several.iter().map(|&i| params[i].clone()).collect()),
+        };
+        if !fits(&found, &gradient, &mut renames) {
+            let names: Vec<String> = differentiable
+                .iter()
+                .map(|&i| format!("`{}`", self.signature.params[i].name))
+                .collect();
+            let what = match names.as_slice() {
+                [parameter] => {
+                    format!(
+                        "the gradient of `{function}`'s parameter {parameter} is {}",
+                        a(&gradient)
+                    )
+                }
+                _ => format!(
+                    "the gradients of `{function}`'s differentiable parameters {} are {gradient}",
+                    names.join(", ")
+                ),
+            };
             let diagnostic = self.report(
                 Code::DerivativeSignature,
                 clause,
-                format!(
-                    "the rule `{rule_name}` returns {found}, but the gradient of `{function}`'s parameter `{parameter}` is {}",
-                    a(gradient)
-                ),
+                format!("the rule `{rule_name}` returns {found}, but {what}"),
             );
             if let Some(span) = rule_span(rule_signature.ret_span) {
                 diagnostic.label(span, format!("`{rule_name}` returns {found}"));
@@ -177,6 +180,13 @@ fn fits(found: &Ty, expected: &Ty, renames: &mut FxHashMap<SizeVar, Dim>) -> boo
                     .iter()
                     .zip(expected)
                     .all(|(found, expected)| dim_fits(found, expected, renames))
+        }
+        (Ty::Tuple(found), Ty::Tuple(expected)) => {
+            found.len() == expected.len()
+                && found
+                    .iter()
+                    .zip(expected)
+                    .all(|(found, expected)| fits(found, expected, renames))
         }
         (found, expected) => found == expected,
     }

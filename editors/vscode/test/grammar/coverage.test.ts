@@ -35,7 +35,8 @@ const BUILTINS = [
   // 7: input and output
   "print", "write", "load", "save", "load_csv",
   // 3 and 7: differentiation
-  "backward", "grad", "jvp", "vjp", "hessian", "jacobian", "stop_gradient", "checkpoint",
+  "backward", "grad", "value_and_grad", "jvp", "vjp", "hessian", "jacobian", "stop_gradient",
+  "checkpoint",
   // 5.2: tests
   "assert", "assert_eq", "assert_close", "gradcheck",
   // 6: index notation as an expression
