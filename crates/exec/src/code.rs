@@ -469,6 +469,14 @@ pub enum BuiltinCall {
         builtin: Builtin,
         args: Box<[PrintItem]>,
     },
+    /// A library built-in of several results (`topk`, `split`): it writes its `results` values
+    /// to the instruction's `dst`, `dst + 1`, ..., as a call of a function of several results
+    /// does.
+    LibraryTuple {
+        builtin: Builtin,
+        args: Box<[PrintItem]>,
+        results: u32,
+    },
     /// A tensor literal whose rows are tensors: stacked along a new first axis.
     StackRows(Box<[Operand]>),
     /// A tensor literal of scalars laid out row-major in `shape`.
@@ -1154,7 +1162,8 @@ impl BuiltinCall {
             | BuiltinCall::ToTensor { x, .. } => vec![*x],
             BuiltinCall::Print(printed)
             | BuiltinCall::Write(printed)
-            | BuiltinCall::Library { args: printed, .. } => items(printed),
+            | BuiltinCall::Library { args: printed, .. }
+            | BuiltinCall::LibraryTuple { args: printed, .. } => items(printed),
             BuiltinCall::PrintOptions(PrintOptionsArgs::Mode(_)) => Vec::new(),
             BuiltinCall::Chart { chart, .. } => match *chart {
                 ChartArgs::Lines(y) => vec![y],
@@ -1208,7 +1217,9 @@ impl BuiltinCall {
             BuiltinCall::Cholesky(_) => "cholesky",
             BuiltinCall::Trace(_) => "trace",
             BuiltinCall::Diag(_) => "diag",
-            BuiltinCall::Library { builtin, .. } => builtin.name(),
+            BuiltinCall::Library { builtin, .. } | BuiltinCall::LibraryTuple { builtin, .. } => {
+                builtin.name()
+            }
             BuiltinCall::Print(_) => "print",
             BuiltinCall::Write(_) => "write",
             BuiltinCall::PrintOptions(_) => "print_options",
@@ -1370,7 +1381,12 @@ impl Unit {
                     slot_ok(*slot) && (*check as usize) < self.checks.len()
                 }
                 Instr::Zero { dst, .. } => slot_ok(*dst),
-                Instr::Builtin { dst, .. } => *dst == NO_SLOT || slot_ok(*dst),
+                Instr::Builtin { dst, call } => match **call {
+                    BuiltinCall::LibraryTuple { results, .. } => {
+                        results > 1 && dst.checked_add(results - 1).is_some_and(slot_ok)
+                    }
+                    _ => *dst == NO_SLOT || slot_ok(*dst),
+                },
             };
             if !ok {
                 return Err(format!("instruction {pc} ({instr:?}) is malformed"));

@@ -63,6 +63,10 @@ pub enum Builtin {
     Variance,
     CountNonzero,
     Argsort,
+    Sort,
+    Topk,
+    Cumsum,
+    Cumprod,
     Zeros,
     Ones,
     Full,
@@ -86,11 +90,18 @@ pub enum Builtin {
     BroadcastTo,
     Kron,
     Outer,
+    Flip,
+    Roll,
+    Tile,
+    Repeat,
+    Pad,
+    Split,
     Seed,
     Rand,
     Randn,
     Randint,
     Permutation,
+    Shuffle,
     Uniform,
     Normal,
     Bernoulli,
@@ -164,8 +175,12 @@ pub enum Rule {
     ArgReduction,
     /// `std(t, axis, ddof, keepdims)`, `variance(...)`.
     Moment,
-    /// `argsort(t, axis)`: the same shape, along the last axis by default.
+    /// `argsort(t, axis)`, `sort`, `flip`, `shuffle`: the same shape, with an optional axis.
     Sort,
+    /// `topk(t, k, axis)`: a tuple of values and indices, with extent `k` along the axis.
+    TopK,
+    /// `cumsum(t, axis)`: the same shape; without an axis, the row-major elements.
+    Scan,
     /// `zeros([d0, d1])`: the shape is the list.
     FromShapeList,
     /// `full([d0, d1], v)`.
@@ -194,6 +209,16 @@ pub enum Rule {
     BroadcastTo,
     Kron,
     Outer,
+    /// `roll(t, shift, axis)`: the same shape.
+    Roll,
+    /// `tile(t, [r0, r1, ...])`: each extent times its repetitions.
+    Tile,
+    /// `repeat(t, r, axis)`: the extent along the axis times `r`, or `r * sizeof t`.
+    Repeat,
+    /// `pad(t, widths, mode)`: each extent plus its widths.
+    Pad,
+    /// `split(t, n, axis)`: a tuple of `n` parts.
+    Split,
     /// `seed(n)`: `void`.
     Seed,
     /// `randint(low, high, [d0, ...])`.
@@ -344,6 +369,10 @@ table! {
     Variance "variance" 1..4 Moment true "variance(t) | variance(t, axis, ddof, keepdims)" "Variance of the elements, or along an axis, dividing by the count less ddof (0 by default); NumPy's var (`var` is a keyword).";
     CountNonzero "count_nonzero" 1..3 ArgReduction false "count_nonzero(t) | count_nonzero(t, axis, keepdims)" "The number of non-zero elements (NaN counts): an int, or along an axis a tensor of counts.";
     Argsort "argsort" 1..2 Sort false "argsort(t) | argsort(t, axis)" "The positions that sort t along an axis (the last by default): stable, NaN last, as NumPy's kind=\"stable\".";
+    Sort "sort" 1..2 Sort true "sort(t) | sort(t, axis)" "t sorted ascending along an axis (the last by default): stable, NaN last, as NumPy's sort. Each element of the gradient goes to the element sorted to its place (tied elements keep their order).";
+    Topk "topk" 2..3 TopK true "topk(t, k) | topk(t, k, axis)" "The k largest elements along an axis (the last by default), largest first, and their positions: the tuple (values, indices), with extent k along the axis, as PyTorch's topk (NaN counts as largest; of tied elements the first comes first). Take it apart: (Tensor v[2], Tensor i[2]) = topk(x, 2);. The gradient goes to the elements taken.";
+    Cumsum "cumsum" 1..2 Scan true "cumsum(t) | cumsum(t, axis)" "The running sums along an axis; without one, of the row-major elements (a Tensor[sizeof t]), as NumPy's cumsum.";
+    Cumprod "cumprod" 1..2 Scan true "cumprod(t) | cumprod(t, axis)" "The running products along an axis; without one, of the row-major elements, as NumPy's cumprod. Its derivatives are exact where elements are 0, and cost n^2 per lane of n elements.";
     Zeros "zeros" 1..1 FromShapeList false "zeros([d0, d1, ...])" "A tensor of zeros of the given shape.";
     Ones "ones" 1..1 FromShapeList false "ones([d0, d1, ...])" "A tensor of ones of the given shape.";
     Full "full" 2..2 Full false "full([d0, d1, ...], v)" "A tensor of the given shape filled with v.";
@@ -367,11 +396,18 @@ table! {
     BroadcastTo "broadcast_to" 2..2 BroadcastTo true "broadcast_to(t, [d0, d1, ...])" "t broadcast to a shape, as NumPy's broadcast_to.";
     Kron "kron" 2..2 Kron true "kron(a, b)" "The Kronecker product: each element of a times the whole of b, as NumPy's kron.";
     Outer "outer" 2..2 Outer true "outer(a, b)" "The outer product of the elements of a and b, a Tensor[sizeof a][sizeof b].";
+    Flip "flip" 1..2 Sort true "flip(t) | flip(t, axis)" "t with the order of its elements reversed along an axis, or along every axis without one, as NumPy's flip.";
+    Roll "roll" 2..3 Roll true "roll(t, shift) | roll(t, shift, axis)" "t with its elements moved shift places along an axis, those past the end coming round to the start (a negative shift moves them back); without an axis, along the row-major order of all elements, as NumPy's roll.";
+    Tile "tile" 2..2 Tile true "tile(t, [r0, r1, ...])" "t repeated r_i times along axis i; the shorter of the shape and the list is extended with leading 1s, as NumPy's tile.";
+    Repeat "repeat" 2..3 Repeat true "repeat(t, r) | repeat(t, r, axis)" "Each element repeated r times in a row along an axis; without an axis, of the row-major elements (a Tensor[r * sizeof t]), as NumPy's repeat.";
+    Pad "pad" 2..3 Pad true "pad(t, w) | pad(t, [[b0, a0], [b1, a1], ...]) | pad(t, widths, mode)" "t with w new elements on both sides of every axis, or b_i before and a_i after axis i, as NumPy's pad; mode \"constant\" fills zeros (the default), \"reflect\" the mirror image without the edge element (widths below the extent), \"edge\" the edge element.";
+    Split "split" 2..3 Split true "split(t, n) | split(t, n, axis)" "t cut into n equal parts along an axis (the first by default), as NumPy's split into sections: a tuple of n tensors, with n a constant of 2 or more that divides the extent. Take it apart: (Tensor a[2][4], Tensor b[2][4]) = split(x, 2);.";
     Seed "seed" 1..1 Seed false "seed(n)" "Seeds the random generator; runs are reproducible across machines.";
     Rand "rand" 1..1 FromShapeList false "rand([d0, d1, ...])" "Uniform random numbers in [0, 1) of the given shape.";
     Randn "randn" 1..1 FromShapeList false "randn([d0, d1, ...])" "Standard normal random numbers of the given shape.";
     Randint "randint" 3..3 Randint false "randint(low, high, [d0, d1, ...])" "Random integers from low to high (high excluded), all equally likely.";
     Permutation "permutation" 1..1 Permutation false "permutation(n)" "A random ordering of 0, 1, ..., n - 1.";
+    Shuffle "shuffle" 1..1 Sort true "shuffle(t)" "t with its leading axis in a random order, reproducible from seed (NumPy's permutation of an array); the gradient flows back through the same order.";
     Uniform "uniform" 3..3 Distribution true "uniform(lo, hi, [d0, d1, ...])" "Uniform random numbers in [lo, hi); lo + (hi - lo) u, differentiable in lo and hi.";
     Normal "normal" 3..3 Distribution true "normal(mean, std, [d0, d1, ...])" "Normal random numbers; mean + std z, differentiable in mean and std.";
     Bernoulli "bernoulli" 2..2 Distribution false "bernoulli(p, [d0, d1, ...])" "Random 1.0 with probability p, else 0.0 (dropout masks).";

@@ -365,6 +365,24 @@ impl Dim {
         }
     }
 
+    /// `self / divisor` for a positive constant `divisor` that divides it (the parts of a
+    /// `split`): a constant when `self` is one, else the exact quotient as a size.
+    pub fn div_exact(&self, divisor: i64) -> Dim {
+        match (self, divisor) {
+            (_, d) if d <= 0 => Dim::Unknown,
+            (_, 1) => self.clone(),
+            (Dim::Known(n), d) if n % d == 0 => Dim::Known(n / d),
+            (Dim::Known(_), _) | (Dim::Unknown, _) => Dim::Unknown,
+            // Written from its normal form: `2*n` in halves is `n`.
+            (Dim::Expr(_), d) => match self.combine(SizeOp::Div, &Dim::Known(d)) {
+                Dim::Expr(quotient) => {
+                    Dim::from_poly(quotient.normal.clone()).unwrap_or(Dim::Unknown)
+                }
+                other => other,
+            },
+        }
+    }
+
     /// The product of the extents: how many elements a shape has.
     pub fn product(dims: &[Dim]) -> Dim {
         dims.iter().fold(Dim::Known(1), |acc, dim| acc.mul(dim))

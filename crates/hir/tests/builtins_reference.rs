@@ -74,6 +74,10 @@ const GROUPS: &[(&str, &[&str])] = &[
             "variance",
             "count_nonzero",
             "argsort",
+            "sort",
+            "topk",
+            "cumsum",
+            "cumprod",
         ],
     ),
     (
@@ -98,6 +102,12 @@ const GROUPS: &[(&str, &[&str])] = &[
             "broadcast_to",
             "kron",
             "outer",
+            "flip",
+            "roll",
+            "tile",
+            "repeat",
+            "pad",
+            "split",
             "shape",
             "rank",
             "all",
@@ -106,7 +116,17 @@ const GROUPS: &[(&str, &[&str])] = &[
     ),
     (
         "Random numbers",
-        &["seed", "rand", "randn", "randint", "permutation", "uniform", "normal", "bernoulli"],
+        &[
+            "seed",
+            "rand",
+            "randn",
+            "randint",
+            "permutation",
+            "shuffle",
+            "uniform",
+            "normal",
+            "bernoulli",
+        ],
     ),
     ("Linear algebra", &["inv", "det", "solve", "cholesky", "trace", "diag", "cross", "einsum"]),
     (
@@ -156,8 +176,10 @@ is float.\n\
 - Derivatives at kinks and ties are documented on each entry and in `autodiff.md`; \
 differentiable entries are differentiable to any order, also at those points.\n\
 \n## Functions that return several results\n\n\
-NumPy's `qr`, `svd`, `eigh`, `slogdet`, `lstsq` and `split` return several arrays; in Nabla they \
-return tuples (`language.md` section 9), which arrive with records and tuples.\n";
+Where NumPy or PyTorch return several arrays, Nabla returns a tuple (`records.md`): `topk` gives \
+its values and their indices, `split` its parts. A tuple is taken apart by a destructuring \
+declaration, `(Tensor v[2], Tensor i[2]) = topk(x, 2);`, or returned whole by a function of \
+several results.\n";
 
 fn render() -> String {
     let mut out = String::from(

@@ -136,6 +136,41 @@ function float layers(Tensor x[n][3][h][w], Tensor k[8][3][3][3], Tensor s[n][2]
 }
 
 #[test]
+fn rearrangements_keep_sizes() {
+    check_types(
+        r#"
+function float arrays(Tensor x[n][2*m], Tensor v[k]) {
+    Tensor s = sort(x);
+    //         ^^^^^^^ Tensor[n][2*m]
+    (Tensor top[n][3], Tensor at[n][3]) = topk(x, 3);
+    //      ^^^ Tensor[n][3]
+    (Tensor left[n][m], Tensor right[n][m]) = split(x, 2, 1);
+    //                         ^^^^^ Tensor[n][m]
+    Tensor c = cumsum(x);
+    //         ^^^^^^^^^ Tensor[n*2*m]
+    Tensor p = cumprod(x, 0);
+    //         ^^^^^^^^^^^^^ Tensor[n][2*m]
+    Tensor f = flip(roll(x, 1, 1));
+    //         ^^^^^^^^^^^^^^^^^^^ Tensor[n][2*m]
+    Tensor t = tile(v, [2, 3]);
+    //         ^^^^^^^^^^^^^^^ Tensor[2][3*k]
+    Tensor r = repeat(x, 3, 0);
+    //         ^^^^^^^^^^^^^^^ Tensor[3*n][2*m]
+    Tensor q = repeat(v, 2);
+    //         ^^^^^^^^^^^^ Tensor[2*k]
+    Tensor d = pad(x, [[1, 2], [0, m]], "edge");
+    //         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ Tensor[n + 3][2*m + m]
+    Tensor e = pad(v, 2);
+    //         ^^^^^^^^^ Tensor[k + 4]
+    Tensor u = shuffle(x);
+    //         ^^^^^^^^^^ Tensor[n][2*m]
+    return sum(s) + sum(top) + sum(at) + sum(left) + sum(right) + sum(c) + sum(p) + sum(f) + sum(t) + sum(r) + sum(q) + sum(d) + sum(e) + sum(u);
+}
+"#,
+    );
+}
+
+#[test]
 fn calls_bind_sizes_from_arguments() {
     check_types(
         r#"

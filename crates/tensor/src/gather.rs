@@ -421,6 +421,49 @@ impl Gather {
         Gather::separable(shape, &along, 0.0)
     }
 
+    /// The prefixes of every lane along `axis`: the output has the lane's axis twice,
+    /// `[..., j, i, ...]`, and holds input element `[..., i, ...]` where `i <= j`, `fill`
+    /// after it. Reduced along the second of the two axes, it gives the running reduction of
+    /// every lane (`cumprod` differentiates through a product of prefixes padded with 1s, added
+    /// as a constant to the prefixes with a fill of 0: the autodiff rule of a gather is the
+    /// scatter-add of its linear part, and that of a scatter-add the whole gather, fill
+    /// included, so a map on the tape has a fill of 0).
+    pub fn prefixes(shape: &[usize], axis: usize, fill: f64) -> Result<Gather, TensorError> {
+        let Some(&n) = shape.get(axis) else {
+            return Err(TensorError::Axis { axis: axis as i64, rank: shape.len() });
+        };
+        let mut output = shape[..axis].to_vec();
+        output.extend_from_slice(&[n, n]);
+        output.extend_from_slice(&shape[axis + 1..]);
+        let len = check_allocation(&output)?;
+        let strides = row_major_strides(shape);
+        let mut sources = Vec::with_capacity(len);
+        if len > 0 {
+            let mut index = vec![0usize; output.len()];
+            loop {
+                let (j, i) = (index[axis], index[axis + 1]);
+                let source = match i <= j {
+                    true => {
+                        let before: usize =
+                            index[..axis].iter().zip(&strides).map(|(k, s)| k * s).sum();
+                        let after: usize = index[axis + 2..]
+                            .iter()
+                            .zip(&strides[axis + 1..])
+                            .map(|(k, s)| k * s)
+                            .sum();
+                        before + i * strides[axis] + after
+                    }
+                    false => Gather::FILL,
+                };
+                sources.push(source);
+                if !advance(&mut index, &output) {
+                    break;
+                }
+            }
+        }
+        Gather::new(shape, &output, sources, fill)
+    }
+
     /// `take_along_axis(x, indices, axis)`: output element `[..., j, ...]` is
     /// `x[..., indices[..., j, ...], ...]` along `axis`; `indices` has `x`'s rank and extents but
     /// along `axis`, holds integers (negative ones count from the end) and gives the output shape.
@@ -859,6 +902,27 @@ mod tests {
         );
         // Constant padding of an empty axis is fine.
         assert_eq!(Gather::pad(&[0], &[(1, 2)], PadMode::Constant).unwrap().output_shape(), [3]);
+    }
+
+    #[test]
+    fn prefixes_lay_out_running_lanes() {
+        let x = range(&[2, 3]);
+        let gather = Gather::prefixes(&[2, 3], 1, 1.0).unwrap();
+        assert_eq!(gather.output_shape(), [2, 3, 3]);
+        #[rustfmt::skip]
+        let expected = [
+            0.0, 1.0, 1.0,   0.0, 1.0, 1.0,   0.0, 1.0, 2.0,
+            3.0, 1.0, 1.0,   3.0, 4.0, 1.0,   3.0, 4.0, 5.0,
+        ];
+        assert_eq!(gather.apply(&x).unwrap().to_vec(), expected);
+        // The fill is the constant part; the linear part is checked with a fill of 0.
+        assert_transposed(&Gather::prefixes(&[2, 3], 1, 0.0).unwrap());
+        let down = Gather::prefixes(&[2, 3], 0, 0.0).unwrap();
+        assert_eq!(down.output_shape(), [2, 2, 3]);
+        let expected = [0.0, 1.0, 2.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0];
+        assert_eq!(down.apply(&x).unwrap().to_vec(), expected);
+        assert_transposed(&down);
+        assert_eq!(Gather::prefixes(&[0, 2], 0, 1.0).unwrap().output_shape(), [0, 0, 2]);
     }
 
     #[test]

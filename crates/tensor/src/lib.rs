@@ -76,7 +76,7 @@ pub use self::shape::{
     all, any, concat, diag, dims_from_f64, dims_from_i64, expand_dims, extent, normalize_axis,
     permute, reshape, reshape_extents, stack, swap_axes, trace, transpose,
 };
-pub use self::sort::{argsort, sort_gather, topk_gather};
+pub use self::sort::{argsort, positions_along, sort_gather, topk_gather};
 
 /// A dense n-dimensional array of `f64` in row-major logical order, shared copy-on-write.
 ///

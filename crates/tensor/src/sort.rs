@@ -149,6 +149,17 @@ pub fn topk_gather(x: &Tensor, k: usize, axis: usize) -> Result<Gather, TensorEr
     Gather::new(x.shape(), &output, kept, 0.0)
 }
 
+/// For every element of a tensor of `shape`, its position along `axis`, as a float: gathered
+/// through [`topk_gather`]'s map, the indices `topk` returns beside its values.
+pub fn positions_along(shape: &[usize], axis: usize) -> Result<Tensor, TensorError> {
+    let len = check_allocation(shape)?;
+    let extent = shape.get(axis).copied().unwrap_or(1).max(1);
+    let stride: usize = shape.get(axis + 1..).unwrap_or_default().iter().product();
+    // Positions are below 2^53 and convert to `f64` exactly.
+    let positions = (0..len).map(|i| ((i / stride.max(1)) % extent) as f64).collect();
+    Tensor::from_vec(shape, positions)
+}
+
 /// `argsort`: the position along `axis` of each element of the sorted lanes, as floats.
 pub fn argsort(x: &Tensor, axis: usize, descending: bool) -> Result<Tensor, TensorError> {
     let offsets = sorted_offsets(x, axis, descending)?;
@@ -227,5 +238,10 @@ mod tests {
             "topk: k = 5 is more than the 4 elements along axis 1"
         );
         assert_eq!(topk_gather(&x, 0, 1).unwrap().output_shape(), [2, 0]);
+        // Its indices: the positions along the axis, through the same map.
+        let positions = positions_along(&[2, 4], 1).unwrap();
+        assert_eq!(gather.apply(&positions).unwrap().to_vec(), [1.0, 2.0, 1.0, 2.0]);
+        let down = positions_along(&[2, 2], 0).unwrap();
+        assert_eq!(down.to_vec(), [0.0, 0.0, 1.0, 1.0]);
     }
 }

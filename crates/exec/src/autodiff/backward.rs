@@ -660,6 +660,11 @@ fn pullback_value(t: &mut Tape, op: &Op, g: Value, adjoints: &mut Adjoints) -> R
             })?;
             accumulate_arg(t, adjoints, *target, |_| Ok(g))
         }
+        // A running sum is linear; its transpose runs the other way along the lane.
+        Op::Cumsum { x, axis, reverse } => {
+            let contribution = ops::cumsum(t, g, *axis as usize, !reverse)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
         // A gather and a scatter-add through the same map are each other's transpose.
         Op::Gather { x, map } => {
             let contribution = ops::scatter_add(t, g, map)?;

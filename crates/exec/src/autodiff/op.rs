@@ -113,6 +113,8 @@ pub(crate) enum Op {
     /// the product of the elements of `input` other than `i` and `k`: the gradient of
     /// [`Op::ProdOthers`], linear in the tracked `v`, with `input` constant.
     ProdPairs { v: u32, axis: Option<u32>, input: Value },
+    /// The running sums of `x` along `axis`, from the end of each lane when `reverse`.
+    Cumsum { x: u32, axis: u32, reverse: bool },
     /// Softmax along an axis, which gave `output`.
     Softmax { x: u32, axis: u32, output: Value },
     /// Log-softmax along an axis, which gave `output`.
@@ -201,6 +203,7 @@ impl Op {
             | Op::ProdOthers { x, .. }
             | Op::Softmax { x, .. }
             | Op::LogSoftmax { x, .. }
+            | Op::Cumsum { x, .. }
             | Op::Reshape { x, .. }
             | Op::Transpose { x }
             | Op::Permute { x, .. }
@@ -244,6 +247,7 @@ impl Op {
             Op::Reduce { op, .. } => op.name(),
             Op::ProdOthers { .. } => "prod of the others",
             Op::ProdPairs { .. } => "prod of pairs",
+            Op::Cumsum { .. } => "cumsum",
             Op::Softmax { .. } => "softmax",
             Op::LogSoftmax { .. } => "log_softmax",
             Op::Reshape { .. } => "reshape",
@@ -278,6 +282,7 @@ impl Op {
             Op::Leaf { .. }
             | Op::Scalar1 { .. }
             | Op::Scalar2 { .. }
+            | Op::Cumsum { .. }
             | Op::Reshape { .. }
             | Op::Transpose { .. }
             | Op::Permute { .. }

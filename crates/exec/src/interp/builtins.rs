@@ -389,6 +389,12 @@ impl Machine<'_, '_> {
                 ops::einsum_ellipsis(&mut self.tape, spec, values)?
             }
             BuiltinCall::Library { builtin, args } => self.library(base, *builtin, args)?,
+            BuiltinCall::LibraryTuple { builtin, .. } => {
+                return Err(RuntimeError::internal(format!(
+                    "`{}` of several results as a single value",
+                    builtin.name()
+                )));
+            }
             BuiltinCall::StackRows(rows) => {
                 let values: Vec<Value> = rows.iter().map(|&o| self.fetch(base, o)).collect();
                 ops::stack_many(&mut self.tape, values)?

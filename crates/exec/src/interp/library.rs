@@ -6,9 +6,9 @@ use hir::{Builtin, Code};
 
 use crate::code::PrintItem;
 use crate::error::RuntimeError;
-use crate::ops::{self, library, plain};
+use crate::ops::{self, library, plain, rearrange};
 use crate::value::{Primal, Value};
-use tensor::{self, Extreme, ReduceOp, Tensor, TensorError};
+use tensor::{self, Extreme, PadMode, ReduceOp, ScanOp, Tensor, TensorError};
 
 use super::Machine;
 
@@ -141,13 +141,13 @@ impl Args {
 }
 
 impl Machine<'_, '_> {
-    /// Runs the library built-in `builtin` on `items`.
-    pub(super) fn library(
+    /// The arguments of a call of `builtin`, fetched.
+    fn library_args(
         &mut self,
         base: usize,
         builtin: Builtin,
         items: &[PrintItem],
-    ) -> Result<Value, RuntimeError> {
+    ) -> Result<Args, RuntimeError> {
         let mut args = Vec::with_capacity(items.len());
         for item in items {
             args.push(match item {
@@ -158,8 +158,49 @@ impl Machine<'_, '_> {
                 }
             });
         }
-        let items = args;
-        let mut a = Args { builtin, items };
+        Ok(Args { builtin, items: args })
+    }
+
+    /// Runs the library built-in `builtin` of several results (`topk`, `split`) on `items`: its
+    /// `results` values, in order.
+    pub(super) fn library_tuple(
+        &mut self,
+        base: usize,
+        builtin: Builtin,
+        items: &[PrintItem],
+        results: u32,
+    ) -> Result<Vec<Value>, RuntimeError> {
+        let mut a = self.library_args(base, builtin, items)?;
+        let values = match builtin {
+            Builtin::Topk => {
+                let (k, axis) = (a.count(1)?, a.int_if(2)?);
+                let (values, indices) = rearrange::topk(&mut self.tape, a.value(0)?, k, axis)?;
+                vec![values, indices]
+            }
+            Builtin::Split => {
+                let (parts, axis) = (a.count(1)?, a.int_if(2)?.unwrap_or(0));
+                rearrange::split(&mut self.tape, a.value(0)?, parts, axis)?
+            }
+            _ => Vec::new(),
+        };
+        match values.len() == results as usize {
+            true => Ok(values),
+            false => Err(RuntimeError::internal(format!(
+                "`{}` of {} results, not {results}",
+                builtin.name(),
+                values.len()
+            ))),
+        }
+    }
+
+    /// Runs the library built-in `builtin` on `items`.
+    pub(super) fn library(
+        &mut self,
+        base: usize,
+        builtin: Builtin,
+        items: &[PrintItem],
+    ) -> Result<Value, RuntimeError> {
+        let mut a = self.library_args(base, builtin, items)?;
         use Builtin as B;
         Ok(match builtin {
             B::LeakyRelu => {
@@ -254,6 +295,36 @@ impl Machine<'_, '_> {
                 };
                 Value::tensor(tensor::argsort(&x, axis, false)?)
             }
+            B::Sort => rearrange::sort(&mut self.tape, a.value(0)?, a.int_if(1)?)?,
+            B::Cumsum | B::Cumprod => {
+                let op = if builtin == B::Cumsum { ScanOp::Sum } else { ScanOp::Prod };
+                let axis = a.int_if(1)?;
+                rearrange::cumulative(&mut self.tape, op, a.value(0)?, axis)?
+            }
+            B::Flip => rearrange::flip(&mut self.tape, a.value(0)?, a.int_if(1)?)?,
+            B::Roll => {
+                let (shift, axis) = (a.int(1)?, a.int_if(2)?);
+                rearrange::roll(&mut self.tape, a.value(0)?, shift, axis)?
+            }
+            B::Tile => {
+                let reps = a.shape(1)?;
+                rearrange::tile(&mut self.tape, a.value(0)?, &reps)?
+            }
+            B::Repeat => {
+                let (repeats, axis) = (a.count(1)?, a.int_if(2)?);
+                rearrange::repeat(&mut self.tape, a.value(0)?, repeats, axis)?
+            }
+            B::Pad => {
+                let mode = match a.text(2) {
+                    None => PadMode::Constant,
+                    Some(name) => PadMode::from_name(name)
+                        .ok_or_else(|| RuntimeError::internal(format!("the pad mode {name}")))?,
+                };
+                let rank = a.borrow(0)?.shape().len();
+                let widths = pad_widths(&a, rank)?;
+                rearrange::pad(&mut self.tape, a.value(0)?, &widths, mode)?
+            }
+            B::Shuffle => rearrange::shuffle(&mut self.tape, a.value(0)?, &mut self.rng)?,
             B::Std | B::Variance => {
                 let axis = a.int_if(1)?;
                 let ddof = a.float_or(2, 0.0)?;
@@ -365,6 +436,27 @@ impl Machine<'_, '_> {
                 )));
             }
         })
+    }
+}
+
+/// The widths of `pad`: one int for every side of every axis, or a `[before, after]` pair per
+/// axis.
+fn pad_widths(a: &Args, rank: usize) -> Result<Vec<(usize, usize)>, RuntimeError> {
+    let single = matches!(a.borrow(1)?.primal(), Primal::Int(_));
+    let widths = tensor::dims_from_i64(&a.ints(1)?)?;
+    match (single, widths.as_slice()) {
+        (true, &[w]) => Ok(vec![(w, w); rank]),
+        (false, _) if widths.len() == 2 * rank => {
+            Ok(widths.chunks_exact(2).map(|pair| (pair[0], pair[1])).collect())
+        }
+        _ => Err(RuntimeError::new(
+            Code::DimensionFailure,
+            format!(
+                "`pad`: {} widths for a tensor of rank {rank}, which takes one [before, after] \
+                 pair per axis",
+                widths.len()
+            ),
+        )),
     }
 }
 

@@ -28,7 +28,7 @@ use hir::{Code, HirSpan, TransformOp};
 use crate::autodiff::{
     self, AdContext, AdError, AdErrorKind, Site, Summary, Tape, TapeGraph, Term, TraceOptions,
 };
-use crate::code::{Callable, CastKind, Instr, IntOp, NO_SLOT, Operand, Program, Unit};
+use crate::code::{BuiltinCall, Callable, CastKind, Instr, IntOp, NO_SLOT, Operand, Program, Unit};
 use crate::error::{RuntimeError, StackFrame};
 use crate::graph::{Graph, Node as GraphNodeInfo, NodeKind};
 use crate::ops::{self, scalar};
@@ -1602,6 +1602,13 @@ impl<'p, 'o> Machine<'p, 'o> {
             }
             Instr::Builtin { dst, call } => {
                 self.mark_resume(pc);
+                if let BuiltinCall::LibraryTuple { builtin, args, results } = &**call {
+                    let values = self.library_tuple(base, *builtin, args, *results)?;
+                    for (i, value) in (0..).zip(values) {
+                        self.set(base, *dst + i, value);
+                    }
+                    return Ok(());
+                }
                 let value = self.builtin(base, call)?;
                 if *dst != NO_SLOT {
                     self.set(base, *dst, value);

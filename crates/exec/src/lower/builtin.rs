@@ -36,6 +36,7 @@ impl UnitLowerer<'_, '_> {
         };
         use Builtin as B;
         let call = match builtin {
+            B::Topk | B::Split => return self.tuple_builtin(expr, builtin, args),
             B::Sin
             | B::Cos
             | B::Tan
@@ -352,6 +353,15 @@ impl UnitLowerer<'_, '_> {
             | B::Variance
             | B::CountNonzero
             | B::Argsort
+            | B::Sort
+            | B::Cumsum
+            | B::Cumprod
+            | B::Flip
+            | B::Roll
+            | B::Tile
+            | B::Repeat
+            | B::Pad
+            | B::Shuffle
             | B::Arange
             | B::Concat
             | B::Stack
@@ -389,6 +399,10 @@ impl UnitLowerer<'_, '_> {
 
     /// A library built-in: its arguments in order, string literals as text.
     fn library(&mut self, builtin: Builtin, args: &[ExprId]) -> Result<BuiltinCall> {
+        Ok(BuiltinCall::Library { builtin, args: self.library_args(args)? })
+    }
+
+    fn library_args(&mut self, args: &[ExprId]) -> Result<Box<[PrintItem]>> {
         let mut items = Vec::with_capacity(args.len());
         for &a in args {
             items.push(match self.string(a) {
@@ -396,7 +410,31 @@ impl UnitLowerer<'_, '_> {
                 None => PrintItem::Value(self.expr(a, Dest::Any)?),
             });
         }
-        Ok(BuiltinCall::Library { builtin, args: items.into_boxed_slice() })
+        Ok(items.into_boxed_slice())
+    }
+
+    /// A library built-in of several results (`topk`, `split`): as a call of a function of
+    /// several results, it writes them to consecutive temporaries, the first of which the
+    /// operand names, for a destructuring or a `return` to take apart.
+    fn tuple_builtin(
+        &mut self,
+        expr: ExprId,
+        builtin: Builtin,
+        args: &[ExprId],
+    ) -> Result<Operand> {
+        let span = self.span_of(expr);
+        let Ty::Tuple(elements) = self.ty(expr) else {
+            return Err(self.internal("a built-in of several results without a tuple type", span));
+        };
+        let args = self.library_args(args)?;
+        let first = self.temp();
+        for _ in 1..elements.len() {
+            self.temp();
+        }
+        let results = elements.len() as u32;
+        let call = Box::new(BuiltinCall::LibraryTuple { builtin, args, results });
+        self.emit(Instr::Builtin { dst: first, call }, span);
+        Ok(Operand::take(first))
     }
 
     /// `pow(a, b)`, `max(a, b)`, `min(a, b)` element-wise.

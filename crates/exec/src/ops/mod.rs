@@ -15,6 +15,7 @@ mod index;
 pub(crate) mod library;
 mod linalg;
 pub(crate) mod plain;
+pub(crate) mod rearrange;
 mod reduce;
 pub(crate) mod scalar;
 pub(crate) mod shape;
@@ -24,7 +25,7 @@ pub use elementwise::{
 };
 pub use index::{add_at, gather, get, scatter_add, set, set_gathered, update_at, update_gathered};
 pub use linalg::{cholesky, det, einsum, einsum_ellipsis, inv, matmul, solve};
-pub use reduce::{log_softmax, reduce, softmax};
+pub use reduce::{cumsum, log_softmax, reduce, softmax};
 pub use shape::{
     broadcast_to, concat, diag, expand_dims, from_elements, full, permute, reshape, stack,
     stack_many, sum_to_shape, to_float, to_tensor, trace, transpose,

@@ -25,6 +25,22 @@ pub fn reduce(t: &mut Tape, op: ReduceOp, x: Value, axis: Option<i64>) -> Result
     }
 }
 
+/// The running sums of every lane of the tensor `x` along `axis` (a resolved axis), from the
+/// end of each lane when `reverse`: linear, its gradient is the running sum of the gradient the
+/// other way.
+pub fn cumsum(t: &mut Tape, x: Value, axis: usize, reverse: bool) -> Result<Value, AdError> {
+    match t.lift([x]) {
+        Lifted::Plain([x]) => {
+            let x = plain::into_tensor(x, "cumsum")?;
+            Ok(Value::tensor(tensor::scan(tensor::ScanOp::Sum, &x, axis, reverse)?))
+        }
+        Lifted::Tracked { level, inner: [x], args: [arg] } => {
+            let out = cumsum(t, x, axis, reverse)?;
+            t.push(level, Op::Cumsum { x: tracked(arg)?, axis: axis as u32, reverse }, out)
+        }
+    }
+}
+
 /// `exp(x) / sum(exp(x))` along `axis`, shifted so nothing overflows.
 pub fn softmax(t: &mut Tape, x: Value, axis: i64) -> Result<Value, AdError> {
     softmax_like(t, x, axis, false)

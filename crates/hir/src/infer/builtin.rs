@@ -100,6 +100,7 @@ impl InferCtx<'_> {
             Rule::Load | Rule::Einsum | Rule::PrintOptions => &[0],
             Rule::Save | Rule::Assert | Rule::Activation => &[1],
             Rule::Reduction => &[2],
+            Rule::Pad => &[2],
             Rule::Plot => &[0, 2, 3, 4],
             Rule::Scatter => &[0, 3, 4, 5],
             Rule::Histogram => &[0, 3],
@@ -418,6 +419,13 @@ impl InferCtx<'_> {
             | Rule::ArgReduction
             | Rule::Moment
             | Rule::Sort
+            | Rule::TopK
+            | Rule::Scan
+            | Rule::Roll
+            | Rule::Tile
+            | Rule::Repeat
+            | Rule::Pad
+            | Rule::Split
             | Rule::Linspace
             | Rule::Squeeze
             | Rule::Unsqueeze
@@ -599,7 +607,7 @@ impl InferCtx<'_> {
         Some(self.dim_of_int_expr(arg))
     }
 
-    /// An axis argument: an int, in range when it is a constant.
+    /// An axis argument (the second): an int, in range when it is a constant.
     pub(super) fn axis_arg(
         &mut self,
         arg: ExprId,
@@ -607,8 +615,20 @@ impl InferCtx<'_> {
         shape: &Shape,
         name: &str,
     ) -> Option<usize> {
+        self.axis_arg_at(arg, 1, ty, shape, name)
+    }
+
+    /// Argument `index`, an axis: an int, in range when it is a constant.
+    pub(super) fn axis_arg_at(
+        &mut self,
+        arg: ExprId,
+        index: usize,
+        ty: &Ty,
+        shape: &Shape,
+        name: &str,
+    ) -> Option<usize> {
         if *ty != Ty::Int {
-            self.bad_arg(arg, name, 1, ty, "an int axis");
+            self.bad_arg(arg, name, index, ty, "an int axis");
             return None;
         }
         let value = self.const_int(arg);

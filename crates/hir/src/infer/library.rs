@@ -16,6 +16,28 @@ use crate::{
     ty::{Dim, Shape, Ty, broadcast},
 };
 
+/// The extents of `a` times those of `b`, the shorter list extended with leading 1s: the shape of
+/// `kron(a, b)`, and of `tile(t, reps)` with `a` the repetitions.
+fn aligned_products(a: &[Dim], b: &[Dim]) -> Ty {
+    let rank = a.len().max(b.len());
+    let padded = |list: &[Dim]| {
+        let mut out = vec![Dim::Known(1); rank - list.len()];
+        out.extend_from_slice(list);
+        out
+    };
+    let (a, b) = (padded(a), padded(b));
+    Ty::tensor(a.iter().zip(&b).map(|(x, y)| x.mul(y)).collect())
+}
+
+/// The axis a function along one axis takes when it is not given.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AxisDefault {
+    First,
+    Last,
+    /// Without an axis, the function works on the row-major elements (`roll`).
+    None,
+}
+
 impl InferCtx<'_> {
     /// The type of a call of a library built-in, whose arguments have been typed and counted.
     pub(super) fn infer_library(
@@ -76,6 +98,99 @@ impl InferCtx<'_> {
                 }
                 Ty::Tensor(shape)
             }
+            Rule::TopK => {
+                let Some(shape) = self.nonscalar_arg(args[0], name, &tys[0]) else {
+                    return Ty::Error;
+                };
+                let Some(k) = self.int_arg(args[1], &tys[1], name, 1) else { return Ty::Error };
+                let k = self.nonnegative(args[1], k);
+                let Ok(axis) = self.axis_option(name, &shape, args, tys, 2, AxisDefault::Last)
+                else {
+                    return Ty::Error;
+                };
+                let Shape::Ranked(mut dims) = shape else {
+                    return Ty::Tuple(vec![Ty::unranked(), Ty::unranked()]);
+                };
+                match axis {
+                    Some(axis) => {
+                        if let (Some(k), Some(extent)) = (k.known(), dims[axis].known())
+                            && k > extent
+                        {
+                            let span = self.expr_span(args[1]);
+                            self.report(
+                                Code::ArgumentShapes,
+                                span,
+                                format!("`topk`: k = {k} is more than the {extent} elements along axis {axis}"),
+                            );
+                            return Ty::Error;
+                        }
+                        dims[axis] = k;
+                    }
+                    None => dims.iter_mut().for_each(|dim| *dim = Dim::Unknown),
+                }
+                Ty::Tuple(vec![Ty::tensor(dims.clone()), Ty::tensor(dims)])
+            }
+            Rule::Scan => {
+                let Some(shape) = self.nonscalar_arg(args[0], name, &tys[0]) else {
+                    return Ty::Error;
+                };
+                match args.get(1) {
+                    Some(&axis) => match self.axis_arg(axis, &tys[1], &shape, name) {
+                        Some(_) => Ty::Tensor(shape),
+                        None => Ty::Error,
+                    },
+                    None => Ty::tensor(vec![shape.dims().map_or(Dim::Unknown, Dim::product)]),
+                }
+            }
+            Rule::Roll => {
+                let Some(shape) = self.nonscalar_arg(args[0], name, &tys[0]) else {
+                    return Ty::Error;
+                };
+                if tys[1] != Ty::Int {
+                    return self.bad_arg(args[1], name, 1, &tys[1], "an int shift");
+                }
+                match self.axis_option(name, &shape, args, tys, 2, AxisDefault::None) {
+                    Ok(_) => Ty::Tensor(shape),
+                    Err(()) => Ty::Error,
+                }
+            }
+            Rule::Tile => {
+                let Some(shape) = self.tensor_arg(args[0], name, 0, &tys[0]) else {
+                    return Ty::Error;
+                };
+                let reps = self.shape_list(args[1], &tys[1], name, 1, None);
+                let (Shape::Ranked(dims), Shape::Ranked(reps)) = (shape, reps) else {
+                    return Ty::unranked();
+                };
+                aligned_products(&reps, &dims)
+            }
+            Rule::Repeat => {
+                let Some(shape) = self.tensor_arg(args[0], name, 0, &tys[0]) else {
+                    return Ty::Error;
+                };
+                let Some(r) = self.int_arg(args[1], &tys[1], name, 1) else { return Ty::Error };
+                let r = self.nonnegative(args[1], r);
+                if args.len() < 3 {
+                    let size = shape.dims().map_or(Dim::Unknown, Dim::product);
+                    return Ty::tensor(vec![r.mul(&size)]);
+                }
+                if shape.dims().is_some_and(<[Dim]>::is_empty) {
+                    self.bad_arg(args[0], name, 0, &tys[0], "a tensor of rank 1 or more");
+                    return Ty::Error;
+                }
+                let Ok(axis) = self.axis_option(name, &shape, args, tys, 2, AxisDefault::None)
+                else {
+                    return Ty::Error;
+                };
+                let Shape::Ranked(mut dims) = shape else { return Ty::unranked() };
+                match axis {
+                    Some(axis) => dims[axis] = r.mul(&dims[axis]),
+                    None => dims.iter_mut().for_each(|dim| *dim = Dim::Unknown),
+                }
+                Ty::tensor(dims)
+            }
+            Rule::Pad => self.pad(expr, args, tys),
+            Rule::Split => self.split(args, tys),
             Rule::Linspace => {
                 self.number_arg(args[0], &tys[0], name, 0);
                 self.number_arg(args[1], &tys[1], name, 1);
@@ -191,14 +306,7 @@ impl InferCtx<'_> {
                 let (Some(Shape::Ranked(a)), Some(Shape::Ranked(b))) = (a, b) else {
                     return Ty::unranked();
                 };
-                let rank = a.len().max(b.len());
-                let padded = |list: &[Dim]| {
-                    let mut out = vec![Dim::Known(1); rank - list.len()];
-                    out.extend_from_slice(list);
-                    out
-                };
-                let (a, b) = (padded(&a), padded(&b));
-                Ty::tensor(a.iter().zip(&b).map(|(x, y)| x.mul(y)).collect())
+                aligned_products(&a, &b)
             }
             Rule::Outer => {
                 let a = self.tensor_or_number(args[0], name, 0, &tys[0]);
@@ -488,6 +596,168 @@ impl InferCtx<'_> {
             Some(s) => room.div_floor(s).add(&Dim::Known(1)),
             None => Dim::Unknown,
         })
+    }
+
+    /// The optional axis at argument `index` of a function along one axis: `Ok(Some(axis))`
+    /// when it is a constant (or absent, and `default` gives one), `Ok(None)` when only the
+    /// program's run knows it (or the rank is unknown), `Err` when it was reported.
+    fn axis_option(
+        &mut self,
+        name: &str,
+        shape: &Shape,
+        args: &[ExprId],
+        tys: &[Ty],
+        index: usize,
+        default: AxisDefault,
+    ) -> Result<Option<usize>, ()> {
+        let rank = shape.dims().map(<[Dim]>::len);
+        let Some(&arg) = args.get(index) else {
+            return Ok(match default {
+                AxisDefault::First => rank.map(|_| 0),
+                AxisDefault::Last => rank.and_then(|rank| rank.checked_sub(1)),
+                AxisDefault::None => None,
+            });
+        };
+        let axis = self.axis_arg_at(arg, index, &tys[index], shape, name).ok_or(())?;
+        Ok(self.const_int(arg).and(rank).map(|_| axis))
+    }
+
+    /// `pad(t, w)`, `pad(t, [[b0, a0], ...])`, `pad(t, widths, mode)`: each extent grows by its
+    /// widths.
+    fn pad(&mut self, expr: ExprId, args: &[ExprId], tys: &[Ty]) -> Ty {
+        let name = "pad";
+        let Some(shape) = self.tensor_arg(args[0], name, 0, &tys[0]) else { return Ty::Error };
+        if let Some(&mode) = args.get(2)
+            && self.option(mode, &tys[2], name, 2, &["constant", "reflect", "edge"]).is_none()
+        {
+            return Ty::Error;
+        }
+        let Shape::Ranked(dims) = shape else { return Ty::unranked() };
+        let widths: Vec<(Dim, Dim)> = match (&tys[1], &self.body.exprs[args[1]]) {
+            (Ty::Int, _) => {
+                let Some(w) = self.int_arg(args[1], &tys[1], name, 1) else { return Ty::Error };
+                let w = self.nonnegative(args[1], w);
+                vec![(w.clone(), w); dims.len()]
+            }
+            (Ty::Tensor(_), Expr::TensorLit(pairs)) => {
+                let pairs = pairs.clone();
+                let mut widths = Vec::with_capacity(pairs.len());
+                for pair in pairs {
+                    let Expr::TensorLit(ends) = &self.body.exprs[pair] else {
+                        return self.bad_arg(
+                            pair,
+                            name,
+                            1,
+                            &tys[1],
+                            "a list of [before, after] pairs",
+                        );
+                    };
+                    let ends = ends.clone();
+                    if ends.len() != 2 {
+                        return self.bad_arg(
+                            pair,
+                            name,
+                            1,
+                            &tys[1],
+                            "a list of [before, after] pairs",
+                        );
+                    }
+                    let mut both = Vec::with_capacity(2);
+                    for end in ends {
+                        let ty = self.result.type_of_expr(end).clone();
+                        let Some(width) = self.int_arg(end, &ty, name, 1) else { return Ty::Error };
+                        both.push(self.nonnegative(end, width));
+                    }
+                    widths.push((both[0].clone(), both[1].clone()));
+                }
+                widths
+            }
+            (Ty::Tensor(_), _) => vec![(Dim::Unknown, Dim::Unknown); dims.len()],
+            (other, _) => {
+                return self.bad_arg(
+                    args[1],
+                    name,
+                    1,
+                    other,
+                    "an int or a list of [before, after] pairs",
+                );
+            }
+        };
+        if widths.len() != dims.len() {
+            let span = self.expr_span(expr);
+            self.report(
+                Code::ArgumentShapes,
+                span,
+                format!(
+                    "`pad`: {} pair{} of widths for Tensor{}, a tensor of rank {}",
+                    widths.len(),
+                    if widths.len() == 1 { "" } else { "s" },
+                    Shape::Ranked(dims.clone()),
+                    dims.len()
+                ),
+            )
+            .help("give one [before, after] pair per axis, or one int for every side");
+            return Ty::Error;
+        }
+        Ty::tensor(dims.iter().zip(&widths).map(|(n, (b, a))| n.add(&b.add(a))).collect())
+    }
+
+    /// `split(t, n)`, `split(t, n, axis)`: a tuple of `n` equal parts; `n` is a constant, since
+    /// it is the number of results.
+    fn split(&mut self, args: &[ExprId], tys: &[Ty]) -> Ty {
+        let name = "split";
+        let Some(shape) = self.nonscalar_arg(args[0], name, &tys[0]) else { return Ty::Error };
+        if tys[1] != Ty::Int {
+            return self.bad_arg(args[1], name, 1, &tys[1], "a constant int");
+        }
+        let parts = match self.const_int(args[1]) {
+            Some(n) if n >= 2 => n,
+            other => {
+                let span = self.expr_span(args[1]);
+                let found = other
+                    .map_or("a value known only when the program runs".to_owned(), |n| {
+                        n.to_string()
+                    });
+                self.report(
+                    Code::InvalidOption,
+                    span,
+                    format!("`split` makes one result per part, so their number is a constant of 2 or more, not {found}"),
+                );
+                return Ty::Error;
+            }
+        };
+        let Ok(axis) = self.axis_option(name, &shape, args, tys, 2, AxisDefault::First) else {
+            return Ty::Error;
+        };
+        let count = usize::try_from(parts).unwrap_or(usize::MAX);
+        if count > 1024 {
+            let span = self.expr_span(args[1]);
+            self.report(
+                Code::InvalidOption,
+                span,
+                format!("`split` makes at most 1024 parts, not {parts}"),
+            );
+            return Ty::Error;
+        }
+        let Shape::Ranked(mut dims) = shape else { return Ty::Tuple(vec![Ty::unranked(); count]) };
+        match axis {
+            Some(axis) => {
+                if let Some(extent) = dims[axis].known()
+                    && extent % parts != 0
+                {
+                    let span = self.expr_span(args[1]);
+                    self.report(
+                        Code::ArgumentShapes,
+                        span,
+                        format!("`split`: {parts} equal parts do not divide the extent {extent} of axis {axis}"),
+                    );
+                    return Ty::Error;
+                }
+                dims[axis] = dims[axis].div_exact(parts);
+            }
+            None => dims.iter_mut().for_each(|dim| *dim = Dim::Unknown),
+        }
+        Ty::Tuple(vec![Ty::tensor(dims); count])
     }
 
     /// `sin(x)`'s rule: a number gives a float, a tensor its own shape.

@@ -346,3 +346,89 @@ fn convolutions_and_pooling_differentiate() {
     assert_hessian("max_pool2d", &pooled(true), vec![v.clone()]);
     assert_hessian("avg_pool2d", &pooled(false), vec![v]);
 }
+
+#[test]
+fn rearrangements_differentiate() {
+    use crate::ops::rearrange;
+    use tensor::{PadMode, ScanOp};
+    // Distinct values, so that the order of a sort is locally constant.
+    let x = sample(&[3, 4], -1.0, 1.0, 40);
+    let cases: [(&str, Library); 14] = [
+        ("sort", |t, a| rearrange::sort(t, a[0].clone(), None)),
+        ("sort along 0", |t, a| rearrange::sort(t, a[0].clone(), Some(0))),
+        ("topk", |t, a| Ok(rearrange::topk(t, a[0].clone(), 2, None)?.0)),
+        ("topk along 0", |t, a| Ok(rearrange::topk(t, a[0].clone(), 2, Some(0))?.0)),
+        ("cumsum", |t, a| rearrange::cumulative(t, ScanOp::Sum, a[0].clone(), Some(1))),
+        ("cumsum flat", |t, a| rearrange::cumulative(t, ScanOp::Sum, a[0].clone(), None)),
+        ("cumprod", |t, a| rearrange::cumulative(t, ScanOp::Prod, a[0].clone(), Some(0))),
+        ("flip", |t, a| rearrange::flip(t, a[0].clone(), None)),
+        ("roll", |t, a| rearrange::roll(t, a[0].clone(), -3, None)),
+        ("tile", |t, a| rearrange::tile(t, a[0].clone(), &[2, 1, 2])),
+        ("repeat", |t, a| rearrange::repeat(t, a[0].clone(), 2, Some(1))),
+        ("pad reflect", |t, a| {
+            rearrange::pad(t, a[0].clone(), &[(1, 2), (3, 0)], PadMode::Reflect)
+        }),
+        ("pad edge", |t, a| rearrange::pad(t, a[0].clone(), &[(2, 0), (1, 1)], PadMode::Edge)),
+        ("split", |t, a| {
+            let parts = rearrange::split(t, a[0].clone(), 2, 1)?;
+            ops::mul(t, parts[0].clone(), parts[1].clone())
+        }),
+    ];
+    for (name, f) in cases {
+        assert_gradients(name, &f, vec![x.clone()]);
+        // Second order through a nonlinear function of the rearranged elements: the gather's
+        // rule (a scatter-add) is differentiated in turn.
+        let cubed = |t: &mut Tape, a: Vec<Value>| {
+            let square = ops::mul(t, a[0].clone(), a[0].clone())?;
+            let matrix = ops::reshape(t, square, &[3, 4])?;
+            let y = f(t, vec![matrix])?;
+            ops::mul(t, y.clone(), y)
+        };
+        assert_hessian(name, &cubed, vec![sample(&[12], -1.0, 1.0, 41)]);
+    }
+    // cumprod through a 0: exact derivatives (the product of each prefix), first and second
+    // order, where dividing by the element would give NaN.
+    let with_zero = vector(&[0.5, 0.0, -1.5, 2.0]);
+    let cumprod =
+        |t: &mut Tape, a: Vec<Value>| rearrange::cumulative(t, ScanOp::Prod, a[0].clone(), None);
+    assert_gradients("cumprod through 0", &cumprod, vec![with_zero.clone()]);
+    assert_hessian("cumprod through 0", &cumprod, vec![with_zero.clone()]);
+    let mut tape = Tape::new();
+    let mut last = |t: &mut Tape, a: Vec<Value>| {
+        let y = rearrange::cumulative(t, ScanOp::Prod, a[0].clone(), None)?;
+        ops::get(t, y, &[tensor::Index::At(3)])
+    };
+    // d(x0 x1 x2 x3)/dx at x1 = 0: only the partial in x1 survives, -1.5 = 0.5 * -1.5 * 2.
+    let g = grad(&mut tape, &mut last, vec![with_zero], 0).unwrap();
+    assert_eq!(numbers(&g), [0.0, -1.5, 0.0, 0.0]);
+    // Ties in a sort: the gradient goes to the element sorted to each place, in the original
+    // order of tied elements (stable), as JAX's sort.
+    let mut first_two = |t: &mut Tape, a: Vec<Value>| {
+        let sorted = rearrange::sort(t, a[0].clone(), None)?;
+        let weights = vector(&[1.0, 10.0, 100.0, 1000.0]);
+        let weighted = ops::mul(t, sorted, weights)?;
+        ops::reduce(t, ReduceOp::Sum, weighted, None)
+    };
+    let g = grad(&mut tape, &mut first_two, vec![vector(&[2.0, 1.0, 2.0, 0.0])], 0).unwrap();
+    assert_eq!(numbers(&g), [100.0, 10.0, 1000.0, 1.0]);
+    // topk's indices are constants beside its values.
+    let (values, indices) =
+        rearrange::topk(&mut tape, vector(&[1.0, 4.0, 4.0, 2.0]), 3, None).unwrap();
+    assert_eq!((numbers(&values), numbers(&indices)), (vec![4.0, 4.0, 2.0], vec![1.0, 2.0, 3.0]));
+    // shuffle is reproducible from the seed and moves whole rows.
+    let rows = tensor(&[4, 2], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]);
+    let shuffled = |seed: u64, tape: &mut Tape| {
+        let mut rng = Rng::from_seed(seed);
+        numbers(&rearrange::shuffle(tape, rows.clone(), &mut rng).unwrap())
+    };
+    let once = shuffled(5, &mut tape);
+    assert_eq!(once, shuffled(5, &mut tape));
+    for row in once.chunks(2) {
+        assert_eq!(row[1], row[0] + 1.0, "{once:?}");
+    }
+    let shuffle = |t: &mut Tape, a: Vec<Value>| {
+        let mut rng = Rng::from_seed(9);
+        rearrange::shuffle(t, a[0].clone(), &mut rng)
+    };
+    assert_gradients("shuffle", &shuffle, vec![x]);
+}
