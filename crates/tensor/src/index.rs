@@ -143,6 +143,12 @@ impl Resolver {
                     next.push(match entry {
                         Index::NewAxis { .. } => Index::NewAxis { len: count },
                         _ if count == 0 => Index::Range { start: 0, step: 1, len: 0 },
+                        // One position: its step is never used, and `step * by` may overflow
+                        // (`t[::2][::i64::MAX]`). From two on, `|step * by|` is less than the
+                        // original extent, since both positions lie inside it.
+                        _ if count == 1 => {
+                            Index::Range { start: offset(start, step, first), step: 1, len: 1 }
+                        }
                         _ => Index::Range {
                             start: offset(start, step, first),
                             step: step * by,
@@ -442,6 +448,17 @@ mod tests {
         assert_eq!(show(&x, &[&[s(Some(-1), None, Some(-2))]]), "[2.0, 0.0]");
         assert_eq!(show(&x, &[&[s(Some(1), Some(1), Some(-1))]]), "[0]");
         assert_eq!(show(&Tensor::zeros(&[0]).unwrap(), &[&[s(None, None, Some(-1))]]), "[0]");
+    }
+
+    // NumPy: `np.arange(5.)[::2][::sys.maxsize]` is `[0.]`, `[::-2][::-sys.maxsize]` is `[0.]`.
+    #[test]
+    fn steps_of_composed_slices_do_not_overflow() {
+        let x = counting(&[5]);
+        let by = |step| s(None, None, Some(step));
+        assert_eq!(show(&x, &[&[by(2)], &[by(i64::MAX)]]), "[0.0]");
+        assert_eq!(show(&x, &[&[by(-2)], &[by(-i64::MAX)]]), "[0.0]");
+        assert_eq!(show(&x, &[&[by(-2)], &[by(i64::MIN)]]), "[0.0]");
+        assert_eq!(show(&x, &[&[by(2)], &[by(i64::MAX)], &[by(i64::MAX)]]), "[0.0]");
     }
 
     #[test]
