@@ -56,10 +56,15 @@ fn infix_binding_power(kind: SyntaxKind) -> Option<(u8, bool)> {
 }
 
 pub(super) fn expr(p: &mut Parser<'_>) -> Option<CompletedMarker> {
-    expr_bp(p, 1)
+    let lhs = expr_bp(p, 1)?;
+    if p.at(T![..]) {
+        // Inside an index `a..b` is the slice it means (see [`index_entry`]); elsewhere, a range.
+        return Some(habits::range_expr(p, lhs));
+    }
+    Some(lhs)
 }
 
-fn expr_bp(p: &mut Parser<'_>, min_bp: u8) -> Option<CompletedMarker> {
+pub(super) fn expr_bp(p: &mut Parser<'_>, min_bp: u8) -> Option<CompletedMarker> {
     if !p.enter() {
         return None;
     }
@@ -260,7 +265,7 @@ fn index_entry(p: &mut Parser<'_>) {
             m.complete(p, SLICE);
         }
         _ => {
-            let Some(start) = expr(p) else { return };
+            let Some(start) = expr_bp(p, 1) else { return };
             if p.at(T![..]) {
                 habits::range_in_index(p);
             }

@@ -10,8 +10,8 @@
 //! mistake gives one error, and the rest of the program is still checked.
 
 use super::{
-    Parser, TokenSet,
-    expressions::{EXPR_FIRST, delimited, expr, path_expr},
+    CompletedMarker, Parser, TokenSet,
+    expressions::{EXPR_FIRST, at_expr, delimited, expr, expr_bp, path_expr},
     items::{
         DECL_FIRST, TYPE_FIRST, block, body_block, declarator_rest, fn_def_rest, name, qualifier,
         ty, var_decl,
@@ -621,7 +621,7 @@ pub(super) fn prefix_word(p: &mut Parser<'_>) {
 }
 
 /// `float(x)` in place of the cast `(float)x`: parsed as that cast.
-pub(super) fn cast_call(p: &mut Parser<'_>) -> super::CompletedMarker {
+pub(super) fn cast_call(p: &mut Parser<'_>) -> CompletedMarker {
     let m = p.start();
     let word = p.nth_text(0);
     p.mistake(
@@ -647,6 +647,23 @@ pub(super) fn range_in_index(p: &mut Parser<'_>) {
         Some(FixPlan::Replace(":")),
     );
     p.read_as(T![:]);
+}
+
+/// `a..b` where a value belongs (`int x = 0..5;`): Rust's range. Reported once, with the two
+/// things it may mean in Nabla; the range is kept as an error node over both operands.
+pub(super) fn range_expr(p: &mut Parser<'_>, start: CompletedMarker) -> CompletedMarker {
+    let m = start.precede(p);
+    p.mistake(
+        ForeignSyntax,
+        "Nabla has no range `a..b`: the vector of a, a + 1, ..., b - 1 is `arange(a, b)`",
+        Some("a loop over them is `loop (int i = a; i < b; i++)`".to_owned()),
+        None,
+    );
+    p.bump(T![..]);
+    if at_expr(p) {
+        expr_bp(p, 2);
+    }
+    m.complete(p, ERROR)
 }
 
 /// `if x > 0 {` without parentheses: the condition is parsed, and reported once.
