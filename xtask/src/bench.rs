@@ -10,6 +10,8 @@
 //!   Python environment in `target/bench-venv`, installed on first use (see [`python`]); the
 //!   Nabla side runs the release `nabla` binary (see [`nabla`]) and is reported as not measured
 //!   while it cannot run programs.
+//! - `flags`: the same programs with a debugging option of `nabla run` (`--check-nan`,
+//!   `--graph`) against themselves without it.
 //! - `interpreter`: the suite of `bench/interpreter/`, each program in Nabla, CPython and Lua 5.4
 //!   (Debian's `lua5.4`, installed when missing), with per-program ratios and their geometric
 //!   means, element access times and the growth of an in-place sort (see [`suite`]).
@@ -53,10 +55,11 @@ const SECTION_ORDER: &[&str] = &[
     "autodiff",
     "einsum",
     "library",
+    "flags",
 ];
 
 const USAGE: &str = "usage: cargo xtask bench [--threads N] [--rounds N] \
-                     [all | parse | check | lsp | tape | interpreter | engine | autodiff | einsum | library]...";
+                     [all | parse | check | lsp | tape | interpreter | engine | autodiff | einsum | library | flags]...";
 
 struct Options {
     names: Vec<String>,
@@ -191,7 +194,12 @@ fn comparative_section(
     env: &[(String, String)],
     options: &Options,
 ) -> String {
-    eprintln!("==> bench {}: bench/{} and its Nabla programs", group.name, group.script);
+    match group.script {
+        Some(script) => {
+            eprintln!("==> bench {}: bench/{script} and its Nabla programs", group.name)
+        }
+        None => eprintln!("==> bench {}: Nabla programs", group.name),
+    }
     // Sampled while this command is idle, so it is other processes' load, not ours.
     let busy = cpu_busy(Duration::from_secs(2));
     if busy > 0.1 {
@@ -204,7 +212,10 @@ fn comparative_section(
     let mut script_error = None;
     for round in 1..=options.rounds {
         eprintln!("    round {round} of {}", options.rounds);
-        let figures = python.figures(root, group.script, env);
+        let figures = match group.script {
+            Some(script) => python.figures(root, script, env),
+            None => Ok(Default::default()),
+        };
         if let Err(err) = &figures {
             eprintln!("    {err}");
             script_error.get_or_insert_with(|| err.clone());

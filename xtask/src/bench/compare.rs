@@ -69,7 +69,8 @@ pub fn section(
         ));
     }
     if let Some(err) = script_error {
-        text.push_str(&format!("\nThe reference script `bench/{}` failed: {err}.\n", group.script));
+        let script = group.script.unwrap_or_default();
+        text.push_str(&format!("\nThe reference script `bench/{script}` failed: {err}.\n"));
     }
     text.push_str("\n| benchmark | Nabla | reference | ratio | target |\n|---|---|---|---|---|\n");
     let count = rounds.iter().map(Vec::len).min().unwrap_or(0);
@@ -140,7 +141,7 @@ fn lines(row: &Row, run: &mut Round<'_>) -> Vec<Line> {
             lines
         }
         Row::TapeBytes { benchmark, nabla } => {
-            let bytes = match run.nabla.timings(run.root, nabla.file) {
+            let bytes = match run.nabla.timings(run.root, nabla.file, nabla.flags) {
                 Ok(timings) => match timings.tape_bytes_per_op {
                     Some(bytes) => format!("{bytes:.0} bytes"),
                     None => "not reported".to_owned(),
@@ -196,9 +197,9 @@ fn time_row(
 
 /// A program's time less its baseline's, per repetition of its kernel.
 fn program_seconds(run: &mut Round<'_>, program: Program) -> Measured {
-    let total = run.nabla.timings(run.root, program.file)?.run_seconds;
+    let total = run.nabla.timings(run.root, program.file, program.flags)?.run_seconds;
     let baseline = match program.baseline {
-        Some(file) => run.nabla.timings(run.root, file)?.run_seconds,
+        Some(file) => run.nabla.timings(run.root, file, program.flags)?.run_seconds,
         None => 0.0,
     };
     if total <= baseline {

@@ -5,8 +5,8 @@
 pub struct Group {
     pub name: &'static str,
     pub title: &'static str,
-    /// The reference script under `bench/`.
-    pub script: &'static str,
+    /// The reference script under `bench/`, if the rows compare with other tools.
+    pub script: Option<&'static str>,
     pub rows: &'static [Row],
     /// A paragraph under the table: what the rows mean and how they were measured.
     pub notes: &'static str,
@@ -34,6 +34,8 @@ pub struct Program {
     pub file: &'static str,
     pub baseline: Option<&'static str>,
     pub per: f64,
+    /// Options of `nabla run` for the program and its baseline alike (`--check-nan`).
+    pub flags: &'static [&'static str],
 }
 
 pub enum Reference {
@@ -52,14 +54,19 @@ pub struct Target {
     pub text: &'static str,
 }
 
-pub const GROUPS: &[Group] = &[ENGINE, AUTODIFF, EINSUM, LIBRARY];
+pub const GROUPS: &[Group] = &[ENGINE, AUTODIFF, EINSUM, LIBRARY, FLAGS];
 
 const fn once(file: &'static str) -> Program {
-    Program { file, baseline: None, per: 1.0 }
+    Program { file, baseline: None, per: 1.0, flags: &[] }
 }
 
 const fn kernel(file: &'static str, baseline: &'static str, per: f64) -> Program {
-    Program { file, baseline: Some(baseline), per }
+    Program { file, baseline: Some(baseline), per, flags: &[] }
+}
+
+/// `program` run with `flags`.
+const fn with(program: Program, flags: &'static [&'static str]) -> Program {
+    Program { flags, ..program }
 }
 
 const THREE_TIMES_FASTER: Target =
@@ -68,7 +75,7 @@ const THREE_TIMES_FASTER: Target =
 const ENGINE: Group = Group {
     name: "engine",
     title: "Engine (issue 4)",
-    script: "engine.py",
+    script: Some("engine.py"),
     rows: &[
         Row::Time {
             benchmark: "scalar loop `s += i * i`, 2·10^6 int iterations",
@@ -120,7 +127,7 @@ const PER_ITERATION: Target = Target { max_ratio: 0.01, text: "≤ 0.01 (≥ 100
 const AUTODIFF: Group = Group {
     name: "autodiff",
     title: "Autodiff (issue 5)",
-    script: "autodiff.py",
+    script: Some("autodiff.py"),
     rows: &[
         Row::Time {
             benchmark: "loop `x = x + one`, 10^6 iterations: gradient / forward only",
@@ -263,7 +270,7 @@ const RING_TOOLS: &[(&str, &str)] = &[
 const EINSUM: Group = Group {
     name: "einsum",
     title: "Tensor algebra (issue 6)",
-    script: "einsum.py",
+    script: Some("einsum.py"),
     rows: &[
         Row::EachAndFastest {
             benchmark: "chain `ia,ajb,bkc,cl->ijkl`, bonds 64, open legs 64",
@@ -327,7 +334,7 @@ const TWICE: Target = Target { max_ratio: 2.0, text: "≤ 2" };
 const LIBRARY: Group = Group {
     name: "library",
     title: "Library (issue 24)",
-    script: "library.py",
+    script: Some("library.py"),
     rows: &[
         Row::Time {
             benchmark: "`conv2d`, 64 images of 1x28x28, 32 filters of 3x3, forward",
@@ -348,4 +355,69 @@ const LIBRARY: Group = Group {
             products. The backward rows differentiate `sum(y * y)` with respect to the images \
             and the filters. PyTorch runs `torch.nn.functional.conv2d`, under `no_grad` for the \
             forward row.",
+};
+
+const CHECK_NAN: &[&str] = &["--check-nan"];
+/// The graph as DOT text: the cost of recording it, not of laying it out.
+const GRAPH: &[&str] = &["--graph", "graph.dot"];
+const SCALAR_LOOP: Program = once("engine/scalar_loop.nb");
+const FIB: Program = once("engine/fib.nb");
+const ADD_GRADIENT: Program = once("autodiff/add_gradient.nb");
+
+/// A row of the flags group: `program` with `flags` against the same program without them.
+const fn flag_cost(
+    benchmark: &'static str,
+    program: Program,
+    flags: &'static [&'static str],
+) -> Row {
+    Row::Time {
+        benchmark,
+        nabla: with(program, flags),
+        reference: Reference::Nabla { program, tool: "Nabla without the flag" },
+        target: None,
+    }
+}
+
+/// Issue 28: what `--check-nan` and `--graph` cost; without them `nabla run` is the plain
+/// interpreter that the other groups measure.
+const FLAGS: Group = Group {
+    name: "flags",
+    title: "Debugging flags (issue 28)",
+    script: None,
+    rows: &[
+        flag_cost(
+            "`--check-nan`: scalar loop `s += i * i`, 2·10^6 int iterations",
+            SCALAR_LOOP,
+            CHECK_NAN,
+        ),
+        flag_cost("`--check-nan`: recursive `fib(27)`", FIB, CHECK_NAN),
+        flag_cost(
+            "`--check-nan`: loop `x = x + one`, 10^6 iterations, gradient",
+            ADD_GRADIENT,
+            CHECK_NAN,
+        ),
+        flag_cost(
+            "`--check-nan`: loop `x = x * a + sin(x) * b`, 10^6 iterations, gradient",
+            AFFINE_SIN_GRADIENT,
+            CHECK_NAN,
+        ),
+        flag_cost(
+            "`--check-nan`: 784-256-10 tanh MLP training step, batch 128",
+            MLP_STEP,
+            CHECK_NAN,
+        ),
+        flag_cost("`--graph`: loop `x = x + one`, 10^6 iterations, gradient", ADD_GRADIENT, GRAPH),
+        flag_cost(
+            "`--graph`: loop `x = x * a + sin(x) * b`, 10^6 iterations, gradient",
+            AFFINE_SIN_GRADIENT,
+            GRAPH,
+        ),
+        flag_cost("`--graph`: 784-256-10 tanh MLP training step, batch 128", MLP_STEP, GRAPH),
+    ],
+    notes: "Each row runs one program with a debugging flag of `nabla run` and without it, one \
+            after the other. `--check-nan` tests every value an operation makes, forward and \
+            backward, and keeps the source span of each recorded operation to name the line \
+            that made a NaN; `--graph` records each operation's span and value for the picture \
+            (written here as DOT, after the timed run). Without the flags neither is paid: the \
+            other groups' rows measure `nabla run` without them.",
 };

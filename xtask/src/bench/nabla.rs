@@ -36,7 +36,8 @@ pub struct Nabla {
     unavailable: Option<String>,
     env: Vec<(String, String)>,
     scratch: PathBuf,
-    cache: HashMap<&'static str, Result<Timings, String>>,
+    /// Timings by program and options of `nabla run`.
+    cache: HashMap<(&'static str, &'static [&'static str]), Result<Timings, String>>,
 }
 
 impl Nabla {
@@ -83,30 +84,36 @@ impl Nabla {
         self.cache.clear();
     }
 
-    /// The median timings of `bench/<file>`, measured once per round.
-    pub fn timings(&mut self, root: &Path, file: &'static str) -> Result<Timings, String> {
+    /// The median timings of `nabla run FLAGS bench/<file>`, measured once per round.
+    pub fn timings(
+        &mut self,
+        root: &Path,
+        file: &'static str,
+        flags: &'static [&'static str],
+    ) -> Result<Timings, String> {
         if let Some(reason) = &self.unavailable {
             return Err(reason.clone());
         }
-        if let Some(cached) = self.cache.get(file) {
+        if let Some(cached) = self.cache.get(&(file, flags)) {
             return cached.clone();
         }
-        eprintln!("    nabla run bench/{file}");
-        let result = self.measure(&root.join("bench").join(file));
+        let shown: String = flags.iter().map(|flag| format!("{flag} ")).collect();
+        eprintln!("    nabla run {shown}bench/{file}");
+        let result = self.measure(&root.join("bench").join(file), flags);
         if let Err(err) = &result {
             eprintln!("    bench/{file}: {err}");
         }
-        self.cache.insert(file, result.clone());
+        self.cache.insert((file, flags), result.clone());
         result
     }
 
-    fn measure(&self, program: &Path) -> Result<Timings, String> {
+    fn measure(&self, program: &Path, flags: &[&str]) -> Result<Timings, String> {
         fs::create_dir_all(&self.scratch)
             .map_err(|err| format!("cannot create {}: {err}", self.scratch.display()))?;
         let out = self.scratch.join("timings.json");
         let mut runs = Vec::new();
         for run in 0..=RUNS {
-            let timings = self.run_once(program, &out)?;
+            let timings = self.run_once(program, flags, &out)?;
             if run > 0 {
                 runs.push(timings);
             }
@@ -119,7 +126,8 @@ impl Nabla {
         })
     }
 
-    fn run_once(&self, program: &Path, out: &Path) -> Result<Timings, String> {
+    /// One run, in the scratch directory, so that a file a flag names is written there.
+    fn run_once(&self, program: &Path, flags: &[&str], out: &Path) -> Result<Timings, String> {
         let _ = fs::remove_file(out);
         // A file rather than a pipe, so a chatty failing program cannot block on a full pipe.
         let errors = self.scratch.join("stderr.txt");
@@ -129,7 +137,9 @@ impl Nabla {
             .arg("run")
             .arg("--timings-json")
             .arg(out)
+            .args(flags)
             .arg(program)
+            .current_dir(&self.scratch)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::null())
             .stderr(stderr)
