@@ -109,6 +109,13 @@ pub enum Builtin {
     Det,
     Solve,
     Cholesky,
+    Qr,
+    Svd,
+    Eigh,
+    Slogdet,
+    Pinv,
+    Lstsq,
+    MatrixNorm,
     Trace,
     Diag,
     Cross,
@@ -233,6 +240,14 @@ pub enum Rule {
     /// `det(A)`, `trace(A)`: a square matrix to a `float`.
     SquareToScalar,
     Solve,
+    /// `qr(A)`, `svd(A)`, `eigh(A)`, `slogdet(A)`: a tuple of the factors.
+    Decomposition,
+    /// `pinv(A)`: `[..., m, n]` to `[..., n, m]`.
+    Pinv,
+    /// `lstsq(A, b)`: `[m][n]` and `[m]` or `[m][k]` to `[n]` or `[n][k]`.
+    Lstsq,
+    /// `matrix_norm(A, ord)`: a float of a matrix, a tensor of a stack.
+    MatrixNorm,
     Diag,
     /// `cross(a, b)`: vectors of 3 along the last axis, broadcasting.
     Cross,
@@ -415,6 +430,13 @@ table! {
     Det "det" 1..1 SquareToScalar true "det(A)" "The determinant of a square matrix.";
     Solve "solve" 2..2 Solve true "solve(A, b)" "The x with A @ x == b, for a square A.";
     Cholesky "cholesky" 1..1 SquareToSquare true "cholesky(A)" "The lower-triangular L with L @ transpose(L) == A.";
+    Qr "qr" 1..1 Decomposition true "qr(A)" "The reduced QR factorisation of a matrix [m][n], or of each of a stack [..., m, n], as NumPy's qr: the tuple (Q, R) with A = Q @ R, Q [..., m, k] with orthonormal columns and R [..., k, n] upper triangular, k = min(m, n). Differentiable for m >= n (as JAX) and a single matrix.";
+    Svd "svd" 1..1 Decomposition true "svd(A)" "The reduced singular value decomposition, as NumPy's svd(A, full_matrices=False): the tuple (U, S, Vh) with A = U @ diag(S) @ Vh, U [..., m, k], the singular values S [..., k] in descending order and Vh [..., k, n]. Derivatives as JAX's; the terms between equal singular values are left out, so a function of S alone differentiates everywhere.";
+    Eigh "eigh" 1..1 Decomposition true "eigh(A)" "The eigenvalues in ascending order and the eigenvectors (in columns) of the symmetric part (A + transpose(A)) / 2 of a square matrix, or of each of a stack, as NumPy's eigh: the tuple (w, V) with w [..., n] and V [..., n, n]. Derivatives as JAX's; the terms between equal eigenvalues are left out.";
+    Slogdet "slogdet" 1..1 Decomposition true "slogdet(A)" "The sign of the determinant of a square matrix and the natural logarithm of its absolute value, as NumPy's slogdet: the tuple (sign, logabsdet), floats for a matrix and tensors for a stack; (0, -inf) for a singular matrix. The gradient of logabsdet is transpose(inv(A)); sign is a constant.";
+    Pinv "pinv" 1..1 Pinv true "pinv(A)" "The Moore-Penrose pseudo-inverse [..., n, m] of a matrix [..., m, n], from its SVD: singular values at most max(m, n) ε times the largest count as 0 (NumPy 2's default rtol). Its derivative is JAX's, for a rank that does not change near A.";
+    Lstsq "lstsq" 2..2 Lstsq true "lstsq(A, b)" "The x minimising the norm of A @ x - b for a matrix A [m][n] and b [m] or [m][k], the one of least norm when A is rank-deficient: pinv(A) @ b, NumPy's lstsq(A, b)[0].";
+    MatrixNorm "matrix_norm" 1..2 MatrixNorm true "matrix_norm(A) | matrix_norm(A, ord)" "The norm of a matrix over its last two axes (a float, or a tensor for a stack), as NumPy's matrix_norm: \"fro\" (the default), \"nuc\" (the sum of the singular values), 2 and -2 (the largest and smallest singular value), 1 and -1 (the largest and smallest column sum of magnitudes), \"inf\" and \"-inf\" (the same of rows).";
     Trace "trace" 1..1 SquareToScalar true "trace(A)" "The sum of the diagonal of a square matrix.";
     Diag "diag" 1..1 Diag true "diag(v)" "The square matrix with v on its diagonal; of a matrix, its diagonal.";
     Cross "cross" 2..2 Cross true "cross(a, b)" "The cross product of vectors of 3 along the last axis, broadcasting.";

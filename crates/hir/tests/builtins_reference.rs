@@ -128,7 +128,26 @@ const GROUPS: &[(&str, &[&str])] = &[
             "bernoulli",
         ],
     ),
-    ("Linear algebra", &["inv", "det", "solve", "cholesky", "trace", "diag", "cross", "einsum"]),
+    (
+        "Linear algebra",
+        &[
+            "inv",
+            "det",
+            "solve",
+            "cholesky",
+            "qr",
+            "svd",
+            "eigh",
+            "slogdet",
+            "pinv",
+            "lstsq",
+            "matrix_norm",
+            "trace",
+            "diag",
+            "cross",
+            "einsum",
+        ],
+    ),
     (
         "Neural networks",
         &[
@@ -177,7 +196,7 @@ is float.\n\
 differentiable entries are differentiable to any order, also at those points.\n\
 \n## Functions that return several results\n\n\
 Where NumPy or PyTorch return several arrays, Nabla returns a tuple (`records.md`): `topk` gives \
-its values and their indices, `split` its parts. A tuple is taken apart by a destructuring \
+its values and their indices, `split` its parts, `qr`, `svd`, `eigh` and `slogdet` their factors. A tuple is taken apart by a destructuring \
 declaration, `(Tensor v[2], Tensor i[2]) = topk(x, 2);`, or returned whole by a function of \
 several results.\n";
 

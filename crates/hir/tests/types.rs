@@ -171,6 +171,32 @@ function float arrays(Tensor x[n][2*m], Tensor v[k]) {
 }
 
 #[test]
+fn decompositions_give_tuples_of_factors() {
+    check_types(
+        r#"
+function float factors(Tensor a[m][n], Tensor s[k][k], Tensor t[5][3]) {
+    (Tensor q[5][3], Tensor r[3][3]) = qr(t);
+    //      ^ Tensor[5][3]
+    (Tensor u[2][2], Tensor sv[2], Tensor vh[2][5]) = svd(transpose(t)[0:2]);
+    //                      ^^ Tensor[2]
+    (Tensor w[k], Tensor v[k][k]) = eigh(s);
+    //                   ^ Tensor[k][k]
+    (float sign, float logdet) = slogdet(s);
+    //                 ^^^^^^ float
+    Tensor p = pinv(a);
+    //         ^^^^^^^ Tensor[n][m]
+    Tensor x = lstsq(a, ones([m, 2]));
+    //         ^^^^^^^^^^^^^^^^^^^^^^ Tensor[n][2]
+    float f = matrix_norm(a, "nuc") + matrix_norm(a, -2);
+    Tensor stacked = matrix_norm(ones([4, 2, 2]));
+    //               ^^^^^^^^^^^^^^^^^^^^^^^^^^^^ Tensor[4]
+    return sum(q) + sum(r) + sum(u) + sum(sv) + sum(vh) + sum(w) + sum(v) + sign + logdet + sum(p) + sum(x) + f + sum(stacked);
+}
+"#,
+    );
+}
+
+#[test]
 fn calls_bind_sizes_from_arguments() {
     check_types(
         r#"

@@ -49,6 +49,7 @@ use std::rc::Rc;
 
 use super::adjoints::{Adjoint, Adjoints, Uniform, chain_run};
 use super::chunk;
+use super::decompositions;
 use super::error::{AdError, AdErrorKind};
 use super::op::{Arg, BinaryValues, Kind, Op, Rule};
 use super::store::{RecStore, Records};
@@ -707,6 +708,27 @@ fn pullback_value(t: &mut Tape, op: &Op, g: Value, adjoints: &mut Adjoints) -> R
         }
         Op::Einsum { contraction, args, operands } => {
             einsum_rule(t, contraction, args, operands, Adjoint::Value(g), adjoints)
+        }
+        Op::Qr { x, q, r } => {
+            let contribution = decompositions::qr_rule(t, q.clone(), r.clone(), g)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::Svd { x, u, s, vh } => {
+            let factors = [u.clone(), s.clone(), vh.clone()];
+            let contribution = decompositions::svd_rule(t, factors, g)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::Eigh { x, values, vectors } => {
+            let contribution = decompositions::eigh_rule(t, values.clone(), vectors.clone(), g)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::LogAbsDet { x, input } => {
+            let contribution = decompositions::log_abs_det_rule(t, input.clone(), g)?;
+            accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::Pinv { x, input, output } => {
+            let contribution = decompositions::pinv_rule(t, input.clone(), output.clone(), g)?;
+            accumulate(t, adjoints, *x as usize, contribution)
         }
         Op::Custom { .. } => Err(AdError::internal("a derivative rule outside its driver")),
     }

@@ -33,6 +33,7 @@
 mod adjoints;
 mod backward;
 mod chunk;
+mod decompositions;
 mod error;
 mod op;
 mod store;

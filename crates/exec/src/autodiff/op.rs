@@ -164,6 +164,16 @@ pub(crate) enum Op {
     Det { x: u32, input: Value, output: Value },
     /// `solve(a, b)` with the matrix `matrix`, which gave `solution`.
     Solve { a: Arg, b: Arg, matrix: Value, solution: Value },
+    /// `qr` of `x`, which gave `q` and `r`; its output is the two packed into one vector.
+    Qr { x: u32, q: Value, r: Value },
+    /// `svd` of `x`, which gave `u`, `s` and `vh`, packed into its output.
+    Svd { x: u32, u: Value, s: Value, vh: Value },
+    /// `eigh` of `x`, which gave `values` and `vectors`, packed into its output.
+    Eigh { x: u32, values: Value, vectors: Value },
+    /// The `log |det|` of `slogdet` of `input`.
+    LogAbsDet { x: u32, input: Value },
+    /// `pinv` of `input`, which gave `output`.
+    Pinv { x: u32, input: Value, output: Value },
     /// `cholesky`, which gave the lower factor `factor`.
     Cholesky { x: u32, factor: Value },
     /// A contraction (`einsum`, index statements) of `operands`, whose nodes are `args`.
@@ -218,7 +228,12 @@ impl Op {
             | Op::ToFloat { x, .. }
             | Op::Inv { x, .. }
             | Op::Det { x, .. }
-            | Op::Cholesky { x, .. } => vec![*x],
+            | Op::Cholesky { x, .. }
+            | Op::Qr { x, .. }
+            | Op::Svd { x, .. }
+            | Op::Eigh { x, .. }
+            | Op::LogAbsDet { x, .. }
+            | Op::Pinv { x, .. } => vec![*x],
             Op::ProdPairs { v, .. } => vec![*v],
             Op::Binary { lhs, rhs, .. }
             | Op::Matmul { lhs, rhs, .. }
@@ -270,6 +285,11 @@ impl Op {
             Op::Det { .. } => "det",
             Op::Solve { .. } => "solve",
             Op::Cholesky { .. } => "cholesky",
+            Op::Qr { .. } => "qr",
+            Op::Svd { .. } => "svd",
+            Op::Eigh { .. } => "eigh",
+            Op::LogAbsDet { .. } => "slogdet",
+            Op::Pinv { .. } => "pinv",
             Op::Einsum { .. } => "einsum",
             Op::Custom { rule: Rule::Derivative(_), .. } => "derivative rule",
             Op::Custom { rule: Rule::Recompute(_), .. } => "checkpoint",
@@ -314,6 +334,11 @@ impl Op {
             }
             Op::Solve { matrix, solution, .. } => vec![matrix, solution],
             Op::Cholesky { factor, .. } => vec![factor],
+            Op::Qr { q, r, .. } => vec![q, r],
+            Op::Svd { u, s, vh, .. } => vec![u, s, vh],
+            Op::Eigh { values, vectors, .. } => vec![values, vectors],
+            Op::LogAbsDet { input, .. } => vec![input],
+            Op::Pinv { input, output, .. } => vec![input, output],
             Op::Einsum { operands, .. } => operands.iter().collect(),
             Op::Custom { arguments, output, .. } => {
                 arguments.iter().chain(std::iter::once(output)).collect()

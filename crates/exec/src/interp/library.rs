@@ -181,6 +181,19 @@ impl Machine<'_, '_> {
                 let (parts, axis) = (a.count(1)?, a.int_if(2)?.unwrap_or(0));
                 rearrange::split(&mut self.tape, a.value(0)?, parts, axis)?
             }
+            Builtin::Qr => {
+                let (q, r) = ops::qr(&mut self.tape, a.value(0)?)?;
+                vec![q, r]
+            }
+            Builtin::Svd => ops::svd(&mut self.tape, a.value(0)?)?.into(),
+            Builtin::Eigh => {
+                let (w, v) = ops::eigh(&mut self.tape, a.value(0)?)?;
+                vec![w, v]
+            }
+            Builtin::Slogdet => {
+                let (sign, log) = ops::slogdet(&mut self.tape, a.value(0)?)?;
+                vec![sign, log]
+            }
             _ => Vec::new(),
         };
         match values.len() == results as usize {
@@ -325,6 +338,22 @@ impl Machine<'_, '_> {
                 rearrange::pad(&mut self.tape, a.value(0)?, &widths, mode)?
             }
             B::Shuffle => rearrange::shuffle(&mut self.tape, a.value(0)?, &mut self.rng)?,
+            B::Pinv => ops::pinv(&mut self.tape, a.value(0)?)?,
+            B::Lstsq => {
+                let inverse = ops::pinv(&mut self.tape, a.value(0)?)?;
+                ops::matmul(&mut self.tape, inverse, a.value(1)?)?
+            }
+            B::MatrixNorm => {
+                let ord = match a.len() {
+                    1 => tensor::MatrixOrd::Frobenius,
+                    _ => match a.text(1) {
+                        Some(name) => tensor::MatrixOrd::from_name(name),
+                        None => tensor::MatrixOrd::from_number(a.float(1)?),
+                    }
+                    .ok_or_else(|| RuntimeError::internal("a matrix norm order"))?,
+                };
+                library::matrix_norm(&mut self.tape, a.value(0)?, ord)?
+            }
             B::Std | B::Variance => {
                 let axis = a.int_if(1)?;
                 let ddof = a.float_or(2, 0.0)?;

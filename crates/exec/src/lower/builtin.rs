@@ -36,7 +36,9 @@ impl UnitLowerer<'_, '_> {
         };
         use Builtin as B;
         let call = match builtin {
-            B::Topk | B::Split => return self.tuple_builtin(expr, builtin, args),
+            B::Topk | B::Split | B::Qr | B::Svd | B::Eigh | B::Slogdet => {
+                return self.tuple_builtin(expr, builtin, args);
+            }
             B::Sin
             | B::Cos
             | B::Tan
@@ -362,6 +364,9 @@ impl UnitLowerer<'_, '_> {
             | B::Repeat
             | B::Pad
             | B::Shuffle
+            | B::Pinv
+            | B::Lstsq
+            | B::MatrixNorm
             | B::Arange
             | B::Concat
             | B::Stack

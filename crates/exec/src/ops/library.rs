@@ -551,3 +551,50 @@ pub fn normal(t: &mut Tape, mean: Value, std: Value, z: Tensor) -> Result<Value,
     let scaled = ops::mul(t, std, Value::tensor(z))?;
     ops::add(t, mean, scaled)
 }
+
+/// `matrix_norm(x, ord)` over the last two axes of `x`: a float for a single matrix. The plain
+/// value is the kernel's; a tracked one is differentiated through the definition: the Frobenius
+/// norm as the 2-norm of the elements, `nuc`, `2` and `-2` through the singular values of `svd`,
+/// the others through the sums of magnitudes, with the conventions of `norm`, `abs` and `max` at
+/// zeros and ties.
+pub fn matrix_norm(t: &mut Tape, x: Value, ord: tensor::MatrixOrd) -> Result<Value, AdError> {
+    use tensor::MatrixOrd;
+    let shape = x.shape().to_vec();
+    let rank = shape.len();
+    if rank < 2 {
+        let expected = "a matrix or a stack of matrices";
+        return Err(tensor::TensorError::Rank { op: "matrix_norm", expected, shape }.into());
+    }
+    let y = match (x.is_tracked(), ord) {
+        (false, _) => {
+            let x = plain::into_tensor(x, "matrix_norm")?;
+            Value::tensor(tensor::matrix_norm(&x, ord)?)
+        }
+        (true, MatrixOrd::Frobenius) => {
+            let mut flat = shape[..rank - 2].to_vec();
+            flat.push(shape[rank - 2] * shape[rank - 1]);
+            let elements = ops::reshape(t, x, &flat)?;
+            ops::reduce(t, ReduceOp::Norm, elements, Some(-1))?
+        }
+        (true, MatrixOrd::Nuclear | MatrixOrd::Spectral { .. }) => {
+            let [_, s, _] = ops::svd(t, x)?;
+            let op = match ord {
+                MatrixOrd::Nuclear => ReduceOp::Sum,
+                MatrixOrd::Spectral { largest: true } => ReduceOp::Max,
+                _ => ReduceOp::Min,
+            };
+            ops::reduce(t, op, s, Some(-1))?
+        }
+        (true, MatrixOrd::Columns { largest } | MatrixOrd::Rows { largest }) => {
+            let along = if matches!(ord, MatrixOrd::Columns { .. }) { -2 } else { -1 };
+            let magnitudes = ops::unary(t, UnaryOp::Abs, x)?;
+            let sums = ops::reduce(t, ReduceOp::Sum, magnitudes, Some(along))?;
+            let op = if largest { ReduceOp::Max } else { ReduceOp::Min };
+            ops::reduce(t, op, sums, Some(-1))?
+        }
+    };
+    match rank {
+        2 => ops::to_float(t, y),
+        _ => Ok(y),
+    }
+}

@@ -13,7 +13,7 @@
 mod elementwise;
 mod index;
 pub(crate) mod library;
-mod linalg;
+pub(crate) mod linalg;
 pub(crate) mod plain;
 pub(crate) mod rearrange;
 mod reduce;
@@ -24,7 +24,9 @@ pub use elementwise::{
     add, binary, binary_fused, div, mul, neg, pow, scaled_update, select, sub, unary, unary_fused,
 };
 pub use index::{add_at, gather, get, scatter_add, set, set_gathered, update_at, update_gathered};
-pub use linalg::{cholesky, det, einsum, einsum_ellipsis, inv, matmul, solve};
+pub use linalg::{
+    cholesky, det, eigh, einsum, einsum_ellipsis, inv, matmul, pinv, qr, slogdet, solve, svd,
+};
 pub use reduce::{cumsum, log_softmax, reduce, softmax};
 pub use shape::{
     broadcast_to, concat, diag, expand_dims, from_elements, full, permute, reshape, stack,

@@ -101,6 +101,7 @@ impl InferCtx<'_> {
             Rule::Save | Rule::Assert | Rule::Activation => &[1],
             Rule::Reduction => &[2],
             Rule::Pad => &[2],
+            Rule::MatrixNorm => &[1],
             Rule::Plot => &[0, 2, 3, 4],
             Rule::Scatter => &[0, 3, 4, 5],
             Rule::Histogram => &[0, 3],
@@ -426,6 +427,10 @@ impl InferCtx<'_> {
             | Rule::Repeat
             | Rule::Pad
             | Rule::Split
+            | Rule::Decomposition
+            | Rule::Pinv
+            | Rule::Lstsq
+            | Rule::MatrixNorm
             | Rule::Linspace
             | Rule::Squeeze
             | Rule::Unsqueeze

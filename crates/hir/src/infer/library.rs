@@ -190,6 +190,71 @@ impl InferCtx<'_> {
                 Ty::tensor(dims)
             }
             Rule::Pad => self.pad(expr, args, tys),
+            Rule::Decomposition => self.decomposition(builtin, args, tys),
+            Rule::Pinv => {
+                let Some(shape) = self.matrix_arg(args[0], name, &tys[0], false) else {
+                    return Ty::Error;
+                };
+                let Shape::Ranked(mut dims) = shape else { return Ty::unranked() };
+                let rank = dims.len();
+                dims.swap(rank - 2, rank - 1);
+                Ty::tensor(dims)
+            }
+            Rule::Lstsq => {
+                let a = self.matrix_arg(args[0], name, &tys[0], false);
+                let b = self.tensor_arg(args[1], name, 1, &tys[1]);
+                let (Some(a), Some(b)) = (a, b) else { return Ty::Error };
+                let (Some(ad), Some(bd)) = (a.dims(), b.dims()) else { return Ty::unranked() };
+                if ad.len() != 2 || bd.is_empty() || bd.len() > 2 || ad[0].conflicts(&bd[0]) {
+                    let span = self.expr_span(expr);
+                    self.report(
+                        Code::ArgumentShapes,
+                        span,
+                        format!("`lstsq` takes a matrix Tensor[m][n] and a Tensor[m] or Tensor[m][k], but they are Tensor{a} and Tensor{b}"),
+                    );
+                    return Ty::Error;
+                }
+                let mut dims = vec![ad[1].clone()];
+                dims.extend(bd.get(1).cloned());
+                Ty::tensor(dims)
+            }
+            Rule::MatrixNorm => {
+                let Some(shape) = self.matrix_arg(args[0], name, &tys[0], false) else {
+                    return Ty::Error;
+                };
+                if let Some(&ord) = args.get(1) {
+                    let fits = match &tys[1] {
+                        Ty::Str => self
+                            .option(ord, &tys[1], name, 1, &["fro", "nuc", "inf", "-inf"])
+                            .is_some(),
+                        Ty::Int => match self.const_int(ord) {
+                            Some(1 | -1 | 2 | -2) => true,
+                            other => {
+                                let span = self.expr_span(ord);
+                                let found = other.map_or(
+                                    "a value known only when the program runs".to_owned(),
+                                    |n| n.to_string(),
+                                );
+                                self.report(Code::InvalidOption, span, format!("`matrix_norm` has no order {found}"))
+                                    .help("the orders are \"fro\", \"nuc\", 2, -2, 1, -1, \"inf\" and \"-inf\"");
+                                false
+                            }
+                        },
+                        other => {
+                            self.bad_arg(ord, name, 1, other, "an order such as \"fro\" or 2");
+                            false
+                        }
+                    };
+                    if !fits {
+                        return Ty::Error;
+                    }
+                }
+                match shape {
+                    Shape::Ranked(dims) if dims.len() == 2 => Ty::Float,
+                    Shape::Ranked(dims) => Ty::tensor(dims[..dims.len() - 2].to_vec()),
+                    Shape::Unranked => Ty::unranked(),
+                }
+            }
             Rule::Split => self.split(args, tys),
             Rule::Linspace => {
                 self.number_arg(args[0], &tys[0], name, 0);
@@ -700,6 +765,35 @@ impl InferCtx<'_> {
             return Ty::Error;
         }
         Ty::tensor(dims.iter().zip(&widths).map(|(n, (b, a))| n.add(&b.add(a))).collect())
+    }
+
+    /// `qr`, `svd`, `eigh`, `slogdet` of a matrix `[..., m, n]`: the tuple of their factors, with
+    /// `k = min(m, n)` where the sizes tell it.
+    fn decomposition(&mut self, builtin: Builtin, args: &[ExprId], tys: &[Ty]) -> Ty {
+        let name = builtin.name();
+        let square = matches!(builtin, Builtin::Eigh | Builtin::Slogdet);
+        let Some(shape) = self.matrix_arg(args[0], name, &tys[0], square) else {
+            return Ty::Error;
+        };
+        let count = if builtin == Builtin::Svd { 3 } else { 2 };
+        let Shape::Ranked(dims) = shape else { return Ty::Tuple(vec![Ty::unranked(); count]) };
+        let rank = dims.len();
+        let (batch, m, n) = (&dims[..rank - 2], dims[rank - 2].clone(), dims[rank - 1].clone());
+        let k = match (m.known(), n.known()) {
+            (Some(a), Some(b)) => Dim::Known(a.min(b)),
+            _ if m.equals(&n) == Some(true) => m.clone(),
+            _ => Dim::Unknown,
+        };
+        let with = |tail: &[Dim]| Ty::tensor(batch.iter().chain(tail).cloned().collect());
+        Ty::Tuple(match builtin {
+            Builtin::Qr => vec![with(&[m, k.clone()]), with(&[k, n])],
+            Builtin::Svd => {
+                vec![with(&[m, k.clone()]), with(std::slice::from_ref(&k)), with(&[k, n])]
+            }
+            Builtin::Eigh => vec![with(std::slice::from_ref(&n)), with(&[n.clone(), n])],
+            _ if batch.is_empty() => vec![Ty::Float, Ty::Float],
+            _ => vec![with(&[]), with(&[])],
+        })
     }
 
     /// `split(t, n)`, `split(t, n, axis)`: a tuple of `n` equal parts; `n` is a constant, since

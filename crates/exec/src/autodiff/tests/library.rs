@@ -432,3 +432,98 @@ fn rearrangements_differentiate() {
     };
     assert_gradients("shuffle", &shuffle, vec![x]);
 }
+
+/// The elements of `parts`, flattened and joined: one value for the checks to weigh.
+fn joined(t: &mut Tape, parts: Vec<Value>) -> Result<Value, AdError> {
+    let mut flat = Vec::with_capacity(parts.len());
+    for part in parts {
+        let part = ops::to_tensor(t, part)?;
+        let len = part.shape().iter().product::<usize>();
+        flat.push(ops::reshape(t, part, &[len])?);
+    }
+    library::concat_many(t, flat, 0)
+}
+
+/// The singular values and the squares of the singular vectors (which do not depend on their
+/// signs), joined.
+fn svd_squares(t: &mut Tape, a: Vec<Value>) -> Result<Value, AdError> {
+    let [u, s, vh] = ops::svd(t, a[0].clone())?;
+    let (u, vh) = (ops::mul(t, u.clone(), u)?, ops::mul(t, vh.clone(), vh)?);
+    joined(t, vec![u, s, vh])
+}
+
+#[test]
+fn decompositions_differentiate() {
+    // Functions of the factors that do not depend on the signs LAPACK chooses for the singular
+    // vectors and eigenvectors (their squares), with distinct singular values and eigenvalues.
+    let cases: [(&str, Library, Vec<usize>); 9] = [
+        (
+            "qr",
+            |t, a| {
+                let (q, r) = ops::qr(t, a[0].clone())?;
+                joined(t, vec![q, r])
+            },
+            vec![4, 3],
+        ),
+        ("svd of a tall matrix", svd_squares, vec![4, 3]),
+        ("svd of a wide matrix", svd_squares, vec![2, 4]),
+        (
+            "eigh",
+            |t, a| {
+                let (w, v) = ops::eigh(t, a[0].clone())?;
+                let v = ops::mul(t, v.clone(), v)?;
+                joined(t, vec![w, v])
+            },
+            vec![3, 3],
+        ),
+        ("slogdet", |t, a| Ok(ops::slogdet(t, a[0].clone())?.1), vec![3, 3]),
+        ("pinv", |t, a| ops::pinv(t, a[0].clone()), vec![4, 3]),
+        (
+            "matrix_norm nuc",
+            |t, a| library::matrix_norm(t, a[0].clone(), tensor::MatrixOrd::Nuclear),
+            vec![3, 4],
+        ),
+        (
+            "matrix_norm 2",
+            |t, a| {
+                library::matrix_norm(t, a[0].clone(), tensor::MatrixOrd::Spectral { largest: true })
+            },
+            vec![3, 4],
+        ),
+        (
+            "matrix_norm fro",
+            |t, a| library::matrix_norm(t, a[0].clone(), tensor::MatrixOrd::Frobenius),
+            vec![3, 4],
+        ),
+    ];
+    for (seed, (name, f, shape)) in cases.into_iter().enumerate() {
+        let a = sample(&shape, -1.0, 1.0, 50 + seed as u64);
+        assert_gradients(name, &f, vec![a.clone()]);
+        // Second order, with the matrix as a vector.
+        let flat = |t: &mut Tape, x: Vec<Value>| {
+            let matrix = ops::reshape(t, x[0].clone(), &shape)?;
+            f(t, vec![matrix])
+        };
+        let len = shape.iter().product();
+        let vector = ops::reshape(&mut Tape::new(), a, &[len]).unwrap();
+        assert_hessian(name, &flat, vec![vector]);
+    }
+    // lstsq is pinv(A) @ b: differentiable in both.
+    let lstsq = |t: &mut Tape, a: Vec<Value>| {
+        let inverse = ops::pinv(t, a[0].clone())?;
+        ops::matmul(t, inverse, a[1].clone())
+    };
+    assert_gradients(
+        "lstsq",
+        &lstsq,
+        vec![sample(&[4, 2], -1.0, 1.0, 60), sample(&[4], -1.0, 1.0, 61)],
+    );
+    // The gradient of the nuclear norm of a matrix with a repeated singular value (the identity)
+    // is U Vh, here the identity: the terms between equal values are left out, not NaN.
+    let mut tape = Tape::new();
+    let mut nuclear = |t: &mut Tape, a: Vec<Value>| {
+        library::matrix_norm(t, a[0].clone(), tensor::MatrixOrd::Nuclear)
+    };
+    let g = grad(&mut tape, &mut nuclear, vec![tensor(&[2, 2], &[1.0, 0.0, 0.0, 1.0])], 0).unwrap();
+    assert_eq!(numbers(&g), [1.0, 0.0, 0.0, 1.0]);
+}
