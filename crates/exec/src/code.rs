@@ -175,12 +175,13 @@ pub enum CastKind {
     Bool,
 }
 
-/// One entry of a bracket of an index expression: `i`, `i:j:s`, `...`, `none`, or a tensor of
-/// indices (NumPy's advanced indexing; such a bracket is always alone in its chain).
+/// One entry of a bracket of an index expression: `i`, `i:j:s`, `...`, `none`, a tensor of
+/// indices or a mask (NumPy's advanced indexing; such a bracket is always alone in its chain).
 #[derive(Clone, Copy, Debug)]
 pub enum IndexEntry {
     At(Operand),
     Indices(Operand),
+    Mask(Operand),
     Slice { start: Option<Operand>, end: Option<Operand>, step: Option<Operand> },
     Ellipsis,
     NewAxis,

@@ -179,7 +179,8 @@ fn tensor_code(error: &TensorError) -> Code {
         | TensorError::ZeroStep { .. }
         | TensorError::Ellipses { .. }
         | TensorError::TooManyIndices { .. }
-        | TensorError::IndexValue { .. } => Code::IndexFailure,
+        | TensorError::IndexValue { .. }
+        | TensorError::MaskShape { .. } => Code::IndexFailure,
         TensorError::TakeAlong { .. } => Code::BroadcastFailure,
         TensorError::Argument { .. } => Code::OptionFailure,
         TensorError::Axis { .. } | TensorError::Permutation { .. } => Code::AxisFailure,

@@ -67,6 +67,7 @@ pub enum Builtin {
     Topk,
     Cumsum,
     Cumprod,
+    Nonzero,
     Zeros,
     Ones,
     Full,
@@ -188,6 +189,8 @@ pub enum Rule {
     TopK,
     /// `cumsum(t, axis)`: the same shape; without an axis, the row-major elements.
     Scan,
+    /// `nonzero(m)`: a `Tensor[?]`, its extent known when it runs.
+    Nonzero,
     /// `zeros([d0, d1])`: the shape is the list.
     FromShapeList,
     /// `full([d0, d1], v)`.
@@ -388,6 +391,7 @@ table! {
     Topk "topk" 2..3 TopK true "topk(t, k) | topk(t, k, axis)" "The k largest elements along an axis (the last by default), largest first, and their positions: the tuple (values, indices), with extent k along the axis, as PyTorch's topk (NaN counts as largest; of tied elements the first comes first). Take it apart: (Tensor v[2], Tensor i[2]) = topk(x, 2);. The gradient goes to the elements taken.";
     Cumsum "cumsum" 1..2 Scan true "cumsum(t) | cumsum(t, axis)" "The running sums along an axis; without one, of the row-major elements (a Tensor[sizeof t]), as NumPy's cumsum.";
     Cumprod "cumprod" 1..2 Scan true "cumprod(t) | cumprod(t, axis)" "The running products along an axis; without one, of the row-major elements, as NumPy's cumprod. Its derivatives are exact where elements are 0, and cost n^2 per lane of n elements.";
+    Nonzero "nonzero" 1..1 Nonzero false "nonzero(m)" "The row-major positions of the non-zero elements of m, in order, as a Tensor[?] (NumPy's flatnonzero; of a Tensor[n], np.nonzero(m)[0]). x[nonzero(m)] is x[m] for a mask m of rank 1.";
     Zeros "zeros" 1..1 FromShapeList false "zeros([d0, d1, ...])" "A tensor of zeros of the given shape.";
     Ones "ones" 1..1 FromShapeList false "ones([d0, d1, ...])" "A tensor of ones of the given shape.";
     Full "full" 2..2 Full false "full([d0, d1, ...], v)" "A tensor of the given shape filled with v.";

@@ -11,6 +11,7 @@ mod einsum;
 mod expr;
 mod index_stmt;
 mod library;
+mod mask;
 
 use std::sync::Arc;
 
@@ -68,6 +69,8 @@ pub struct InferenceResult {
     /// For each transform that differentiates (`grad(f)`, `grad(f, 2)`, `grad(f, [0, 2])`,
     /// `jvp(f)`, ...), the parameters it differentiates in, in order, as the checker read them.
     pub transform_params: ArenaMap<ExprId, Box<[usize]>>,
+    /// The index entries that select by a mask (`t[x > 0]`, see `infer::mask`), in order.
+    pub mask_entries: Vec<ExprId>,
 }
 
 impl InferenceResult {
@@ -88,6 +91,11 @@ impl InferenceResult {
     pub fn transform_params(&self, expr: ExprId) -> &[usize] {
         self.transform_params.get(expr).map_or(&[], |params| &params[..])
     }
+
+    /// Whether the index entry `expr` selects by a mask rather than by a tensor of indices.
+    pub fn is_mask_entry(&self, expr: ExprId) -> bool {
+        self.mask_entries.contains(&expr)
+    }
 }
 
 /// Infers one body.
@@ -106,6 +114,7 @@ pub fn infer(db: &dyn Db, def: DefId) -> Arc<InferenceResult> {
         result: InferenceResult::default(),
         ret_ty: None,
         unresolved: Default::default(),
+        mask_locals: mask::mask_locals(&lowered.body),
     };
     ctx.infer_def();
     Arc::new(ctx.result)
@@ -123,6 +132,8 @@ pub(crate) struct InferCtx<'a> {
     ret_ty: Option<Ty>,
     /// Names already reported as unresolved: each is reported at its first use only.
     unresolved: rustc_hash::FxHashSet<SmolStr>,
+    /// The locals that only ever hold masks (`infer::mask`).
+    mask_locals: rustc_hash::FxHashSet<LocalId>,
 }
 
 /// A [`TypeRef`] as a [`Ty`].

@@ -78,6 +78,7 @@ const GROUPS: &[(&str, &[&str])] = &[
             "topk",
             "cumsum",
             "cumprod",
+            "nonzero",
         ],
     ),
     (
@@ -189,9 +190,9 @@ const NOTES: &str = "\n## Conventions\n\n\
 - Arguments are positional, options last, in NumPy's order (`language.md` section 9). Axes run \
 from 0 to `rank - 1`. `keepdims`, where a reduction takes it, is the literal \
 `true` or `false`, because it decides the result's rank.\n\
-- Index results (`argmax` along an axis, `argsort`, `permutation`, `randint`) and labels \
-(`one_hot`, `cross_entropy`, `nll`) are float tensors holding exact integers, as every tensor \
-is float.\n\
+- Index results (`argmax` along an axis, `argsort`, `nonzero`, `permutation`, `randint`) and \
+labels (`one_hot`, `cross_entropy`, `nll`) are float tensors holding exact integers, as every \
+tensor is float.\n\
 - Derivatives at kinks and ties are documented on each entry and in `autodiff.md`; \
 differentiable entries are differentiable to any order, also at those points.\n\
 \n## Functions that return several results\n\n\

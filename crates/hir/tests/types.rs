@@ -331,3 +331,33 @@ function float masks(Tensor a[n], Tensor b[2][1]) {
 "#,
     );
 }
+
+#[test]
+fn masks_select_with_run_time_extents() {
+    check_types(
+        r#"
+function float selections(Tensor a[n], Tensor x[2][3][4], Tensor ids[3]) {
+    Tensor p = a[a > 0];
+    //         ^^^^^^^^ Tensor[?]
+    Tensor r = x[x[:, :, 0] > 4];
+    //         ^^^^^^^^^^^^^^^^^ Tensor[?][4]
+    Tensor c = x[:, (ids > 0) || (ids < -1)];
+    //         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ Tensor[2][?][4]
+    Tensor d = x[x[:, 0, 0] > 0, :, 1];
+    //         ^^^^^^^^^^^^^^^^^^^^^^^ Tensor[?][3]
+    Tensor keep = !(a < 0);
+    keep = keep && (a < 5);
+    Tensor k = a[keep];
+    //         ^^^^^^^ Tensor[?]
+    // A tensor of indices that a write made a non-mask: a gather.
+    Tensor g = ids > 0;
+    g[0] = 2;
+    Tensor h = x[g];
+    //         ^^^^ Tensor[3][3][4]
+    Tensor z = nonzero(x > 3);
+    //         ^^^^^^^^^^^^^^ Tensor[?]
+    return sum(p) + sum(r) + sum(c) + sum(d) + sum(k) + sum(h) + sum(z);
+}
+"#,
+    );
+}

@@ -185,6 +185,15 @@ mod tests {
                 Tensor[2]
                 ```"#]],
         );
+        // A selection by a mask: the selected rows' count is known when it runs.
+        check(
+            "Tensor x[3][4];\nTensor m[3] = x[:, 0] > 0;\nprint(x[m,$0 :]);\n",
+            expect![[r#"
+                x[m, :]
+                ```nabla
+                Tensor[?][4]
+                ```"#]],
+        );
     }
 
     #[test]

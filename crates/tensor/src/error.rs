@@ -38,6 +38,16 @@ impl fmt::Display for ExtentList<'_> {
     }
 }
 
+/// Extents as a list: `[3, 4]`.
+struct ExtentText<'a>(&'a [usize]);
+
+impl fmt::Display for ExtentText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list: Vec<String> = self.0.iter().map(usize::to_string).collect();
+        write!(f, "[{}]", list.join(", "))
+    }
+}
+
 /// Everything that can go wrong in a tensor operation.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TensorError {
@@ -109,6 +119,10 @@ pub enum TensorError {
     IndexValue { value: f64, extent: usize },
     /// Indices of `take_along_axis` whose shape does not fit the tensor's.
     TakeAlong { shape: Vec<usize>, indices: Vec<usize>, axis: usize },
+    /// A mask whose extents differ from those of the axes it selects from, starting at `axis`
+    /// (`axes` holds the extents of as many axes as the mask has, or fewer when the tensor has
+    /// no more).
+    MaskShape { mask: Vec<usize>, axis: usize, axes: Vec<usize> },
 }
 
 impl fmt::Display for TensorError {
@@ -277,6 +291,27 @@ impl fmt::Display for TensorError {
                 "take_along_axis: indices {} do not fit {} along axis {axis}",
                 ShapeText(indices),
                 ShapeText(shape)
+            ),
+            TensorError::MaskShape { mask, .. } if mask.is_empty() => f.write_str(
+                "a mask of rank 0 selects from no axis: a mask has the extents of the axes it \
+                 selects from",
+            ),
+            TensorError::MaskShape { mask, axis, axes } if axes.len() < mask.len() => write!(
+                f,
+                "the mask is {}, but the tensor has {} from axis {axis} on",
+                ShapeText(mask),
+                match axes.len() {
+                    0 => "no axis".to_owned(),
+                    1 => format!("only 1 axis ({})", ExtentText(axes)),
+                    n => format!("only {n} axes ({})", ExtentText(axes)),
+                }
+            ),
+            TensorError::MaskShape { mask, axis, axes } => write!(
+                f,
+                "the mask is {}, but the axes it selects from (from axis {axis} on) have extents \
+                 {}: a mask has the extents of the axes it selects from",
+                ShapeText(mask),
+                ExtentText(axes)
             ),
         }
     }

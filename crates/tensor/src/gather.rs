@@ -34,12 +34,14 @@ pub struct Gather {
     fill: f64,
 }
 
-/// One entry of a bracket of NumPy's advanced indexing ([`Gather::advanced`]): a basic subscript
-/// or a tensor of indices (floats holding integers, negative ones counting from the end).
+/// One entry of a bracket of NumPy's advanced indexing ([`Gather::advanced`]): a basic subscript,
+/// a tensor of indices (floats holding integers, negative ones counting from the end), or a mask
+/// (selecting the positions of its nonzero elements in as many axes as it has).
 #[derive(Clone, Copy, Debug)]
 pub enum Entry<'a> {
     Basic(Subscript),
     Indices(&'a Tensor),
+    Mask(&'a Tensor),
 }
 
 /// How `pad` fills the new elements, as NumPy's `pad` modes.
@@ -225,6 +227,48 @@ impl Gather {
             }
         }
         Tensor::from_vec(&self.input, sums)
+    }
+
+    /// `target` (of the input shape) with `values` (of the output shape) written to the elements
+    /// the map reads: each value replaces its element, the last of repeated ones winning, or,
+    /// with `accumulate`, is added to it (every repeated one). It costs what it writes: the
+    /// target's buffer is copied only when something else shares it (or it is not laid out
+    /// row-major). Filled output elements are dropped.
+    pub fn write_into(
+        &self,
+        target: Tensor,
+        values: &Tensor,
+        accumulate: bool,
+    ) -> Result<Tensor, TensorError> {
+        self.expect_shape(&target, &self.input)?;
+        self.expect_shape(values, &self.output)?;
+        let mut array = target.into_array();
+        if !array.is_standard_layout() {
+            array = array.as_standard_layout().into_owned().into_shared();
+        }
+        let standard = values.array().as_standard_layout();
+        let values = standard.as_slice().unwrap_or_default();
+        // Taking a mutable slice makes the buffer unique, copying it if it is shared.
+        let Some(slots) = array.as_slice_mut() else {
+            return Err(TensorError::Argument {
+                op: "indexed assignment",
+                reason: "a target that is not laid out row-major".to_owned(),
+            });
+        };
+        let block = self.block.max(1);
+        for (&source, row) in self.sources.iter().zip(values.chunks_exact(block)) {
+            // `new` and `rows` checked every source against the input's length.
+            let Some(slots) = slots.get_mut(source..source.saturating_add(block)) else {
+                continue;
+            };
+            for (slot, &value) in slots.iter_mut().zip(row) {
+                match accumulate {
+                    true => *slot += value,
+                    false => *slot = value,
+                }
+            }
+        }
+        Ok(Tensor::from(array))
     }
 
     fn expect_shape(&self, x: &Tensor, shape: &[usize]) -> Result<(), TensorError> {
@@ -512,7 +556,26 @@ impl Gather {
     ///
     /// The map copies whole rows when the axes after the last indexed one are taken whole (an
     /// embedding lookup `E[ids]`).
+    ///
+    /// A mask entry is the index tensors of its nonzero positions, one per axis it covers
+    /// ([`nonzero_indices`]), as in NumPy: `x[m]` with a mask of `x`'s leading axes selects the
+    /// elements (or rows) where `m` is nonzero, in row-major order.
     pub fn advanced(shape: &[usize], entries: &[Entry]) -> Result<Gather, TensorError> {
+        if entries.iter().any(|entry| matches!(entry, Entry::Mask(_))) {
+            let expanded = expand_masks(shape, entries)?;
+            let mut owned = expanded.iter();
+            let mut flat = Vec::with_capacity(entries.len());
+            for entry in entries {
+                match entry {
+                    Entry::Mask(_) => {
+                        let indices = owned.next().map_or(&[][..], Vec::as_slice);
+                        flat.extend(indices.iter().map(Entry::Indices));
+                    }
+                    other => flat.push(*other),
+                }
+            }
+            return Gather::advanced(shape, &flat);
+        }
         /// An axis of the result: a slice of an input axis, a new axis, or the axes of `B`.
         enum Out {
             Range { axis: usize, first: usize, step: isize, len: usize },
@@ -523,7 +586,9 @@ impl Gather {
         let is_named = |e: &&Entry| {
             matches!(
                 e,
-                Entry::Indices(_) | Entry::Basic(Subscript::At(_) | Subscript::Slice { .. })
+                Entry::Indices(_)
+                    | Entry::Mask(_)
+                    | Entry::Basic(Subscript::At(_) | Subscript::Slice { .. })
             )
         };
         let named = entries.iter().filter(is_named).count();
@@ -584,6 +649,12 @@ impl Gather {
                         outs.push(Out::Indexed);
                     }
                     axis += 1;
+                }
+                Entry::Mask(_) => {
+                    return Err(TensorError::Argument {
+                        op: "index",
+                        reason: "a mask left in a bracket of index tensors".to_owned(),
+                    });
                 }
                 Entry::Indices(indices) => {
                     let extent = shape[axis];
@@ -760,6 +831,93 @@ impl Gather {
         }
         Gather::new(shape, &output, sources, fill)
     }
+}
+
+/// The flat (row-major) positions of the nonzero elements of `mask`, in order: NumPy's
+/// `flatnonzero` (a NaN is nonzero). The `nonzero` built-in and every selection by a mask use it.
+pub fn nonzero(mask: &Tensor) -> Vec<usize> {
+    let mut positions = Vec::new();
+    for (position, &value) in mask.array().iter().enumerate() {
+        if value != 0.0 {
+            positions.push(position);
+        }
+    }
+    positions
+}
+
+/// The nonzero positions of `mask` as one tensor of indices per axis, each of extent the number
+/// of nonzero elements (NumPy's `nonzero`).
+pub fn nonzero_indices(mask: &Tensor) -> Result<Vec<Tensor>, TensorError> {
+    let positions = nonzero(mask);
+    let strides = row_major_strides(mask.shape());
+    let mut indices = Vec::with_capacity(mask.rank());
+    for (axis, &extent) in mask.shape().iter().enumerate() {
+        let along = positions.iter().map(|&p| (p / strides[axis] % extent) as f64).collect();
+        indices.push(Tensor::from_vec(&[positions.len()], along)?);
+    }
+    Ok(indices)
+}
+
+/// For each mask entry of `entries`, in order, its index tensors ([`nonzero_indices`]), after
+/// checking that its extents are those of the axes it covers.
+fn expand_masks(shape: &[usize], entries: &[Entry]) -> Result<Vec<Vec<Tensor>>, TensorError> {
+    let named: usize = entries
+        .iter()
+        .map(|entry| match entry {
+            Entry::Mask(mask) => mask.rank(),
+            Entry::Indices(_) | Entry::Basic(Subscript::At(_) | Subscript::Slice { .. }) => 1,
+            Entry::Basic(Subscript::Ellipsis | Subscript::NewAxis) => 0,
+        })
+        .sum();
+    if named > shape.len() {
+        // A mask that runs past the last axis says so; other entries count as too many.
+        if let Some(error) = mask_past_end(shape, entries) {
+            return Err(error);
+        }
+        return Err(TensorError::TooManyIndices { count: named, rank: shape.len() });
+    }
+    let mut expanded = Vec::new();
+    let mut axis = 0;
+    for entry in entries {
+        match entry {
+            Entry::Mask(mask) => {
+                let axes = &shape[axis..axis + mask.rank()];
+                if mask.rank() == 0 || mask.shape() != axes {
+                    return Err(TensorError::MaskShape {
+                        mask: mask.shape().to_vec(),
+                        axis,
+                        axes: axes.to_vec(),
+                    });
+                }
+                expanded.push(nonzero_indices(mask)?);
+                axis += mask.rank();
+            }
+            Entry::Basic(Subscript::Ellipsis) => axis += shape.len() - named,
+            Entry::Basic(Subscript::NewAxis) => {}
+            _ => axis += 1,
+        }
+    }
+    Ok(expanded)
+}
+
+/// The error of the first mask of `entries` that covers axes past the last one of `shape`.
+fn mask_past_end(shape: &[usize], entries: &[Entry]) -> Option<TensorError> {
+    let mut axis = 0;
+    for entry in entries {
+        match entry {
+            Entry::Mask(mask) if axis + mask.rank() > shape.len() => {
+                return Some(TensorError::MaskShape {
+                    mask: mask.shape().to_vec(),
+                    axis,
+                    axes: shape.get(axis..).unwrap_or_default().to_vec(),
+                });
+            }
+            Entry::Mask(mask) => axis += mask.rank(),
+            Entry::Basic(Subscript::Ellipsis | Subscript::NewAxis) => {}
+            _ => axis += 1,
+        }
+    }
+    None
 }
 
 /// The row-major strides of `shape`, in elements.
@@ -947,6 +1105,81 @@ mod tests {
             Gather::take_along(&[2, 3], &tensor(&[3, 1], &[0.0; 3]), 1).unwrap_err().to_string(),
             "take_along_axis: indices Tensor[3][1] do not fit Tensor[2][3] along axis 1"
         );
+    }
+
+    // The expected values were computed once with NumPy 2.4 (x[m] on x = np.arange(24.)
+    // .reshape(2, 3, 4), np.flatnonzero, np.nonzero).
+    #[test]
+    fn masks_select_as_numpy_does() {
+        let x = range(&[2, 3, 4]);
+        let m2 = tensor(&[2, 3], &[1.0, 0.0, 1.0, 0.0, 0.0, 1.0]);
+        assert_eq!(nonzero(&m2), [0, 2, 5]);
+        let per_axis: Vec<Vec<f64>> =
+            nonzero_indices(&m2).unwrap().iter().map(Tensor::to_vec).collect();
+        assert_eq!(per_axis, [vec![0.0, 0.0, 1.0], vec![0.0, 2.0, 2.0]]);
+        let rows = Gather::advanced(&[2, 3, 4], &[Entry::Mask(&m2)]).unwrap();
+        assert_eq!(rows.output_shape(), [3, 4]);
+        let expected = [0.0, 1.0, 2.0, 3.0, 8.0, 9.0, 10.0, 11.0, 20.0, 21.0, 22.0, 23.0];
+        assert_eq!(rows.apply(&x).unwrap().to_vec(), expected);
+        assert_transposed(&rows);
+        let m3 = tensor(&[3], &[1.0, 0.0, 1.0]);
+        let columns =
+            Gather::advanced(&[2, 3, 4], &[Entry::Basic(Subscript::FULL), Entry::Mask(&m3)])
+                .unwrap();
+        assert_eq!(columns.output_shape(), [2, 2, 4]);
+        assert_transposed(&columns);
+        let m1 = tensor(&[2], &[0.0, 1.0]);
+        let apart = Gather::advanced(
+            &[2, 3, 4],
+            &[Entry::Mask(&m1), Entry::Basic(Subscript::FULL), Entry::Basic(Subscript::At(1))],
+        )
+        .unwrap();
+        assert_eq!(apart.output_shape(), [1, 3]);
+        assert_eq!(apart.apply(&x).unwrap().to_vec(), [13.0, 17.0, 21.0]);
+        let none = Gather::advanced(&[3], &[Entry::Mask(&tensor(&[3], &[0.0; 3]))]).unwrap();
+        assert_eq!(none.output_shape(), [0]);
+        // Extents that differ, a mask past the last axis, and a mask of rank 0.
+        let error = |entries: &[Entry]| Gather::advanced(&[2, 3, 4], entries).unwrap_err();
+        assert_eq!(
+            error(&[Entry::Mask(&m3)]).to_string(),
+            "the mask is Tensor[3], but the axes it selects from (from axis 0 on) have extents \
+             [2]: a mask has the extents of the axes it selects from"
+        );
+        assert_eq!(
+            error(&[
+                Entry::Basic(Subscript::FULL),
+                Entry::Basic(Subscript::FULL),
+                Entry::Mask(&m2)
+            ])
+            .to_string(),
+            "the mask is Tensor[2][3], but the tensor has only 1 axis ([4]) from axis 2 on"
+        );
+        assert_eq!(
+            error(&[Entry::Mask(&tensor(&[], &[1.0]))]).to_string(),
+            "a mask of rank 0 selects from no axis: a mask has the extents of the axes it \
+             selects from"
+        );
+    }
+
+    /// Writes in place agree with the scatter-add (`+=`, np.add.at) and keep the last of
+    /// repeated indices (`=`, as NumPy); a shared buffer is copied, not changed.
+    #[test]
+    fn writes_through_a_map_cost_what_they_write() {
+        let ids = tensor(&[3], &[2.0, 0.0, 2.0]);
+        let rows = Gather::advanced(&[4, 2], &[Entry::Indices(&ids)]).unwrap();
+        let values = tensor(&[3, 2], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let target = range(&[4, 2]);
+        let shared = target.clone();
+        let added = rows.write_into(target.clone(), &values, true).unwrap();
+        // np.add.at(np.arange(8.).reshape(4, 2), [2, 0, 2], [[1, 2], [3, 4], [5, 6]])
+        assert_eq!(added.to_vec(), [3.0, 5.0, 2.0, 3.0, 10.0, 13.0, 6.0, 7.0]);
+        let via_scatter = rows.scatter_add(&values).unwrap().to_vec();
+        let expected: Vec<f64> =
+            target.to_vec().iter().zip(via_scatter).map(|(a, b)| a + b).collect();
+        assert_eq!(added.to_vec(), expected);
+        let written = rows.write_into(target, &values, false).unwrap();
+        assert_eq!(written.to_vec(), [3.0, 4.0, 2.0, 3.0, 5.0, 6.0, 6.0, 7.0]);
+        assert_eq!(shared.to_vec(), range(&[4, 2]).to_vec());
     }
 
     #[test]

@@ -57,7 +57,7 @@ pub use self::format::{
     Layout, PrintOptions, format_bool, format_char, format_float, format_int, format_tensor,
     format_tensor_with,
 };
-pub use self::gather::{Entry, Gather, PadMode, Windows};
+pub use self::gather::{Entry, Gather, PadMode, Windows, nonzero, nonzero_indices};
 pub use self::index::{Index, Resolver, Subscript, add_at, get, indexed_shape, resolve, set};
 pub use self::io::{load_csv, load_npy, parse_csv, save_npy};
 pub use self::labels::{label_positions, one_hot};

@@ -271,8 +271,8 @@ impl Machine<'_, '_> {
 
     /// What a chain of brackets selects in a tensor of `shape`: basic brackets composed so that
     /// each applies to what the previous ones selected (`tensor::Resolver`), or the map of a
-    /// bracket holding index tensors (`tensor::Gather::advanced`), which the lowering puts alone
-    /// in its chain.
+    /// bracket holding index tensors or masks (`tensor::Gather::advanced`), which the lowering
+    /// puts alone in its chain.
     pub(super) fn selection(
         &self,
         base: usize,
@@ -282,13 +282,16 @@ impl Machine<'_, '_> {
         let [entries] = chain else {
             return self.index(base, shape, chain).map(Selection::Basic);
         };
-        if !entries.iter().any(|entry| matches!(entry, IndexEntry::Indices(_))) {
+        if !entries
+            .iter()
+            .any(|entry| matches!(entry, IndexEntry::Indices(_) | IndexEntry::Mask(_)))
+        {
             return self.index(base, shape, chain).map(Selection::Basic);
         }
         let tensors: Vec<Value> = entries
             .iter()
             .filter_map(|entry| match *entry {
-                IndexEntry::Indices(operand) => {
+                IndexEntry::Indices(operand) | IndexEntry::Mask(operand) => {
                     Some(self.stack[base + operand.slot() as usize].detach())
                 }
                 _ => None,
@@ -300,11 +303,14 @@ impl Machine<'_, '_> {
             let bound = |o: Option<Operand>| o.map(|o| self.int_at(base, o)).transpose();
             bracket.push(match *entry {
                 IndexEntry::At(i) => Entry::Basic(Subscript::At(self.int_at(base, i)?)),
-                IndexEntry::Indices(_) => {
+                IndexEntry::Indices(_) | IndexEntry::Mask(_) => {
                     let value = tensors.next().and_then(Value::as_tensor).ok_or_else(|| {
                         RuntimeError::internal("an index tensor that is not a tensor")
                     })?;
-                    Entry::Indices(value)
+                    match entry {
+                        IndexEntry::Mask(_) => Entry::Mask(value),
+                        _ => Entry::Indices(value),
+                    }
                 }
                 IndexEntry::Slice { start, end, step } => Entry::Basic(Subscript::Slice {
                     start: bound(start)?,
@@ -334,7 +340,7 @@ impl Machine<'_, '_> {
                 let bound = |o: Option<Operand>| o.map(|o| self.int_at(base, o)).transpose();
                 bracket.push(match *entry {
                     IndexEntry::At(i) => Subscript::At(self.int_at(base, i)?),
-                    IndexEntry::Indices(_) => {
+                    IndexEntry::Indices(_) | IndexEntry::Mask(_) => {
                         return Err(RuntimeError::internal("an index tensor in a chain"));
                     }
                     IndexEntry::Slice { start, end, step } => Subscript::Slice {

@@ -354,6 +354,12 @@ impl Machine<'_, '_> {
                 };
                 library::matrix_norm(&mut self.tape, a.value(0)?, ord)?
             }
+            B::Nonzero => {
+                let x = plain::into_tensor(a.borrow(0)?.detach(), a.name())?;
+                let positions: Vec<f64> =
+                    tensor::nonzero(&x).into_iter().map(|p| p as f64).collect();
+                Value::tensor(Tensor::from_vec(&[positions.len()], positions)?)
+            }
             B::Std | B::Variance => {
                 let axis = a.int_if(1)?;
                 let ddof = a.float_or(2, 0.0)?;

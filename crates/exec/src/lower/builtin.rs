@@ -367,6 +367,7 @@ impl UnitLowerer<'_, '_> {
             | B::Pinv
             | B::Lstsq
             | B::MatrixNorm
+            | B::Nonzero
             | B::Arange
             | B::Concat
             | B::Stack

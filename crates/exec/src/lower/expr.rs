@@ -633,6 +633,9 @@ impl UnitLowerer<'_, '_> {
             let mut out = Vec::with_capacity(bracket.len());
             for entry in bracket {
                 out.push(match *entry {
+                    hir::IndexEntry::At(index) if self.infer.is_mask_entry(index) => {
+                        IndexEntry::Mask(self.int_operand(index)?)
+                    }
                     hir::IndexEntry::At(index) if self.ty(index).is_tensor() => {
                         IndexEntry::Indices(self.int_operand(index)?)
                     }

@@ -11,7 +11,10 @@
 //! keeps the last of duplicates (as NumPy) and selects between the scattered values and the old
 //! target, so the overwritten elements of the old value get no gradient. The two records are
 //! each other's rule, so both differentiate to any order; built-ins that rearrange elements
-//! (`take_along_axis`, `sort`, `flip`...) record the same pair with their own maps.
+//! (`take_along_axis`, `sort`, `flip`...) record the same pair with their own maps. A write
+//! through a map where nothing is tracked goes into the target's buffer in place
+//! (`Gather::write_into`), at the cost of the elements written; a recorded one still makes a
+//! pass over the target.
 
 use std::rc::Rc;
 
@@ -154,6 +157,9 @@ pub fn set_gathered(
     if !target.is_tensor() {
         return Err(plain::operand("indexed assignment", &target));
     }
+    if !target.is_tracked() && !value.is_tracked() {
+        return write_untracked(target, map, value, false);
+    }
     let value = broadcast_to(t, value, map.output_shape())?;
     let kept = Value::tensor(map.last_reads()?);
     let value = select(t, &kept, value, Value::Float(0.0))?;
@@ -174,6 +180,9 @@ pub fn update_gathered(
     if !target.is_tensor() {
         return Err(plain::operand("indexed assignment", &target));
     }
+    if op == BinaryOp::Add && !target.is_tracked() && !value.is_tracked() {
+        return write_untracked(target, map, value, true);
+    }
     if op == BinaryOp::Add {
         let value = broadcast_to(t, value, map.output_shape())?;
         let scattered = scatter_add(t, value, map)?;
@@ -182,4 +191,18 @@ pub fn update_gathered(
     let region = gather(t, target.clone(), map)?;
     let combined = binary(t, op, region, value)?;
     set_gathered(t, target, map, combined)
+}
+
+/// A write through `map` where nothing is tracked: the value, broadcast to the selection, written
+/// into the target's buffer in place ([`Gather::write_into`]), at the cost of the elements written.
+fn write_untracked(
+    target: Value,
+    map: &Gather,
+    value: Value,
+    accumulate: bool,
+) -> Result<Value, AdError> {
+    let target = plain::into_tensor(target, "indexed assignment")?;
+    let value = plain::into_tensor(value, "indexed assignment")?;
+    let value = tensor::broadcast_to(&value, map.output_shape())?;
+    Ok(Value::tensor(map.write_into(target, &value, accumulate)?))
 }

@@ -431,6 +431,7 @@ impl InferCtx<'_> {
             | Rule::Pinv
             | Rule::Lstsq
             | Rule::MatrixNorm
+            | Rule::Nonzero
             | Rule::Linspace
             | Rule::Squeeze
             | Rule::Unsqueeze

@@ -4,7 +4,7 @@
 use smol_str::SmolStr;
 use syntax::{SyntaxNode, TextRange, TextSize};
 
-use super::{InferCtx, Resolution, Target, ty_of_ref};
+use super::{InferCtx, Resolution, Target, mask, ty_of_ref};
 use crate::{
     body::{
         ArithOp, BinaryOp, CmpOp, Expr, ExprId, HirSpan, IndexEntry, Literal, LocalKind, LogicOp,
@@ -324,14 +324,31 @@ impl InferCtx<'_> {
     fn infer_index(&mut self, expr: ExprId, base: ExprId, entries: &[IndexEntry]) -> Ty {
         let base_ty = self.infer_expr(base);
         // NumPy's advanced indexing: the index tensors, and the integers beside them, broadcast
-        // together to the shape of the indexed axes.
+        // together to the shape of the indexed axes. A mask stands for the index tensors of its
+        // nonzero positions, one per axis it covers, each of a run-time extent.
         let mut indexed: Option<Shape> = None;
         let mut is_indexed = Vec::with_capacity(entries.len());
+        // For each entry, the extents of the mask it is.
+        let mut masks: Vec<Option<Vec<Dim>>> = Vec::with_capacity(entries.len());
         for entry in entries {
             let at = matches!(entry, IndexEntry::At(_));
+            let mut mask = None;
             for part in entry.exprs() {
                 let ty = self.infer_expr(part);
                 self.check_index_type(part, &ty, at);
+                let is_mask = at && mask::is_mask(self.body, &self.mask_locals, part);
+                let ty = match ty {
+                    Ty::Tensor(Shape::Ranked(dims)) if is_mask => {
+                        self.result.mask_entries.push(part);
+                        mask = Some(dims);
+                        Ty::tensor(vec![Dim::Unknown])
+                    }
+                    Ty::Tensor(Shape::Unranked) if is_mask => {
+                        self.result.mask_entries.push(part);
+                        return Ty::unranked();
+                    }
+                    ty => ty,
+                };
                 if let (true, Ty::Tensor(shape)) = (at, &ty) {
                     let joined = match &indexed {
                         None => Ok(shape.clone()),
@@ -356,6 +373,7 @@ impl InferCtx<'_> {
                 }
             }
             is_indexed.push(at);
+            masks.push(mask);
         }
         let adjacent =
             match (is_indexed.iter().position(|&at| at), is_indexed.iter().rposition(|&at| at)) {
@@ -379,10 +397,18 @@ impl InferCtx<'_> {
             );
             return Ty::Error;
         }
-        let named = entries
+        let named: usize = entries
             .iter()
-            .filter(|e| matches!(e, IndexEntry::At(_) | IndexEntry::Slice { .. }))
-            .count();
+            .zip(&masks)
+            .map(|(entry, mask)| match (entry, mask) {
+                (_, Some(mask)) => mask.len(),
+                (IndexEntry::At(_) | IndexEntry::Slice { .. }, None) => 1,
+                _ => 0,
+            })
+            .sum();
+        if let Some(ty) = self.check_masks(base, entries, &masks, &dims, named) {
+            return ty;
+        }
         if named > dims.len() {
             let span = self.expr_span(expr);
             let base_text = self.describe(base);
@@ -415,6 +441,16 @@ impl InferCtx<'_> {
             match *entry {
                 IndexEntry::NewAxis => out.push(Dim::Known(1)),
                 IndexEntry::Ellipsis => out.extend(axes.by_ref().take(dims.len() - named).cloned()),
+                IndexEntry::At(_) if masks[position].is_some() => {
+                    let rank = masks[position].as_ref().map_or(0, Vec::len);
+                    axes.by_ref().take(rank).for_each(drop);
+                    dropped = true;
+                    if let (Some(indexed), true) = (&indexed_dims, adjacent)
+                        && Some(position) == first_indexed
+                    {
+                        out.extend(indexed.iter().cloned());
+                    }
+                }
                 IndexEntry::At(index) => {
                     let Some(extent) = axes.next() else { return Ty::Error };
                     dropped = true;
@@ -465,6 +501,72 @@ impl InferCtx<'_> {
             true => Ty::Float,
             false => Ty::tensor(out),
         }
+    }
+
+    /// E0230 for a mask whose extents cannot be those of the axes it selects from (a mask has the
+    /// extents of the axes it covers, as in NumPy), or that runs past the last axis; `Some` with
+    /// the type of the index when one is reported.
+    fn check_masks(
+        &mut self,
+        base: ExprId,
+        entries: &[IndexEntry],
+        masks: &[Option<Vec<Dim>>],
+        dims: &[Dim],
+        named: usize,
+    ) -> Option<Ty> {
+        let mut axis = 0;
+        for (entry, mask) in entries.iter().zip(masks) {
+            let (part, mask) = match (entry, mask) {
+                (IndexEntry::At(part), Some(mask)) => (*part, mask),
+                (IndexEntry::Ellipsis, _) => {
+                    axis += dims.len().saturating_sub(named);
+                    continue;
+                }
+                (IndexEntry::At(_) | IndexEntry::Slice { .. }, None) => {
+                    axis += 1;
+                    continue;
+                }
+                (IndexEntry::NewAxis | IndexEntry::Slice { .. }, _) => continue,
+            };
+            let axes = dims.get(axis..(axis + mask.len()).min(dims.len())).unwrap_or_default();
+            let mask_ty = Ty::tensor(mask.clone());
+            let axes_text = axes.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+            let message = if mask.is_empty() {
+                format!(
+                    "the mask is {mask_ty}, which selects from no axis: a mask has the extents \
+                     of the axes it selects from"
+                )
+            } else if axes.len() < mask.len() {
+                let left = match axes.len() {
+                    0 => "no axis".to_owned(),
+                    1 => format!("only 1 axis ([{axes_text}])"),
+                    n => format!("only {n} axes ([{axes_text}])"),
+                };
+                format!(
+                    "the mask is {mask_ty}, but {} has {left} from axis {axis} on",
+                    self.describe(base)
+                )
+            } else if let Some(at) = mask.iter().zip(axes).position(|(m, a)| m.conflicts(a)) {
+                format!(
+                    "the mask is {mask_ty}, but {} has extent {} on axis {}, where the mask has \
+                     {}: a mask has the extents of the axes it selects from",
+                    self.describe(base),
+                    axes[at],
+                    axis + at,
+                    mask[at]
+                )
+            } else {
+                axis += mask.len();
+                continue;
+            };
+            let span = self.expr_span(part);
+            let base_span = self.expr_span(base);
+            let base_ty = Ty::tensor(dims.to_vec());
+            self.report(Code::MaskShape, span, message)
+                .label(base_span, format!("this is {base_ty}"));
+            return Some(Ty::Error);
+        }
+        None
     }
 
     /// The extent of `start:end:step` on an axis of `extent`. Constant bounds on a known axis

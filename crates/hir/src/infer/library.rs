@@ -256,6 +256,11 @@ impl InferCtx<'_> {
                 }
             }
             Rule::Split => self.split(args, tys),
+            Rule::Nonzero => match self.nonscalar_arg(args[0], name, &tys[0]) {
+                // One position per non-zero element: how many is known when it runs.
+                Some(_) => Ty::tensor(vec![Dim::Unknown]),
+                None => Ty::Error,
+            },
             Rule::Linspace => {
                 self.number_arg(args[0], &tys[0], name, 0);
                 self.number_arg(args[1], &tys[1], name, 1);

@@ -45,6 +45,7 @@ const BUILTINS = [
   "floor", "ceil", "round", "trunc", "sign", "erf", "erfc", "gelu", "silu", "softsign",
   "leaky_relu", "elu", "log1p", "expm1", "exp2", "cbrt", "isnan", "isfinite", "atan2", "hypot",
   "mod", "clip", "where", "argmax", "argmin", "std", "variance", "count_nonzero", "argsort",
+  "nonzero",
   "linspace", "squeeze", "unsqueeze", "expand_dims", "tril", "triu", "one_hot", "broadcast_to",
   "kron", "outer", "randint", "permutation", "uniform", "normal", "bernoulli", "cross",
   "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "cross_entropy", "nll", "mse", "bce_with_logits",

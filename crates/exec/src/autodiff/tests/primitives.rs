@@ -591,6 +591,49 @@ fn gathers_and_scatters_through_index_tensors_differentiate() {
     );
 }
 
+#[test]
+fn selections_and_writes_through_masks_differentiate() {
+    use tensor::{Entry, Subscript};
+    // A mask of the leading axes (rows 0, 2 and 3) and one of every element; a mask on axis 1.
+    let rows = tensor::Tensor::from_vec(&[4], vec![1.0, 0.0, 1.0, 1.0]).unwrap();
+    let elements =
+        tensor::Tensor::from_vec(&[4, 3], (0..12).map(|k| (k % 3 % 2) as f64).collect()).unwrap();
+    let columns = tensor::Tensor::from_vec(&[3], vec![0.0, 1.0, 1.0]).unwrap();
+    let by_rows = advanced(&[4, 3], &[Entry::Mask(&rows)]);
+    let by_elements = advanced(&[4, 3], &[Entry::Mask(&elements)]);
+    let by_columns = advanced(&[4, 3], &[Entry::Basic(Subscript::FULL), Entry::Mask(&columns)]);
+    assert_eq!(by_rows.output_shape(), [3, 3]);
+    assert_eq!(by_elements.output_shape(), [4]);
+    assert_eq!(by_columns.output_shape(), [4, 2]);
+    let table = sample(&[4, 3], -1.0, 1.0, 41);
+    let (by_rows, by_elements, by_columns) = (&by_rows, &by_elements, &by_columns);
+    for (name, map) in [("rows", by_rows), ("elements", by_elements), ("columns", by_columns)] {
+        assert_gradients(name, &|t, a| ops::gather(t, a[0].clone(), map), vec![table.clone()]);
+    }
+    let assign =
+        |t: &mut Tape, a: Vec<Value>| ops::set_gathered(t, a[0].clone(), by_rows, a[1].clone());
+    assert_gradients("assign rows", &assign, vec![table.clone(), sample(&[3, 3], -1.0, 1.0, 42)]);
+    let add = |t: &mut Tape, a: Vec<Value>| {
+        ops::update_gathered(t, a[0].clone(), by_elements, BinaryOp::Add, a[1].clone())
+    };
+    assert_gradients("add elements", &add, vec![table.clone(), sample(&[4], -1.0, 1.0, 43)]);
+    // Second order: selections, products and writes through masks, non-linear in `x`.
+    assert_hessian(
+        "selections and writes through masks",
+        &|t, a| {
+            let x = a[0].clone();
+            let picked = ops::gather(t, x.clone(), by_rows)?;
+            let squared = ops::mul(t, picked.clone(), picked)?;
+            let written = ops::set_gathered(t, x.clone(), by_rows, squared)?;
+            let columns = ops::gather(t, x, by_columns)?;
+            let columns = ops::mul(t, columns.clone(), columns)?;
+            let added = ops::update_gathered(t, written, by_columns, BinaryOp::Mul, columns)?;
+            ops::mul(t, added.clone(), added)
+        },
+        vec![table.clone()],
+    );
+}
+
 /// A well-conditioned matrix: a multiple of the identity plus small random entries.
 fn well_conditioned(n: usize, seed: u64) -> Value {
     let noise = super::numbers(&sample(&[n, n], -0.5, 0.5, seed));

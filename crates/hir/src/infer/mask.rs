@@ -1,0 +1,95 @@
+//! Which index entries select by a mask (`t[x > 0]`) rather than by a tensor of indices.
+//!
+//! Tensors hold floats, so a mask and a tensor of indices have the same type; what makes an
+//! index entry a mask is where its value comes from. An entry is a mask when it is a *mask
+//! expression*: a comparison, `!`, `&&` or `||` (on tensors these give masks of `0.0` and `1.0`),
+//! a `?:` whose branches are both masks, or a local variable of the same body that only ever
+//! holds masks: declared with a mask as its initializer and assigned only masks, whole
+//! (`m = m && (x < 3)`), never through an index, an `op=`, `++`/`--`, an index statement or a
+//! destructuring. A parameter is never a mask: its argument could be any tensor.
+//!
+//! The rule is syntactic, so it holds before inference runs and needs no type of its own: a
+//! mask's values are `0.0` and `1.0` by construction.
+
+use rustc_hash::FxHashSet;
+
+use crate::body::{BinaryOp, Body, Expr, ExprId, LocalId, LocalKind, Stmt, TypeRef, UnaryOp};
+
+/// The locals of `body` that only ever hold masks.
+pub(crate) fn mask_locals(body: &Body) -> FxHashSet<LocalId> {
+    let mut masks: FxHashSet<LocalId> = FxHashSet::default();
+    let mut inits = Vec::new();
+    for (_, stmt) in body.stmts.iter() {
+        if let Stmt::Decl { local, init: Some(init) } = *stmt {
+            let data = &body.locals[local];
+            if data.kind == LocalKind::Variable && matches!(data.ty, TypeRef::Tensor(_)) {
+                masks.insert(local);
+                inits.push((local, init));
+            }
+        }
+    }
+    // Every other way of writing a local, and each whole assignment's value.
+    let mut assigned = Vec::new();
+    let mut written = FxHashSet::default();
+    for (_, expr) in body.exprs.iter() {
+        match *expr {
+            Expr::Assign { op: None, target, value } => match body.exprs[target] {
+                Expr::Name { local: Some(local), .. } => assigned.push((local, value)),
+                _ => written.extend(root_local(body, target)),
+            },
+            Expr::Assign { target, .. } | Expr::IncDec { target, .. } => {
+                written.extend(root_local(body, target));
+            }
+            _ => {}
+        }
+    }
+    for (_, stmt) in body.stmts.iter() {
+        match stmt {
+            Stmt::Index(index) => written.extend(root_local(body, index.target.tensor)),
+            Stmt::TupleDecl { locals, .. } => written.extend(locals.iter().copied()),
+            _ => {}
+        }
+    }
+    masks.retain(|local| !written.contains(local));
+    // The largest set whose initializers and assignments are all masks (`m = m && n` keeps `m`).
+    loop {
+        let before = masks.len();
+        let failing: Vec<LocalId> = inits
+            .iter()
+            .chain(&assigned)
+            .filter(|&&(local, value)| masks.contains(&local) && !is_mask(body, &masks, value))
+            .map(|&(local, _)| local)
+            .collect();
+        for local in failing {
+            masks.remove(&local);
+        }
+        if masks.len() == before {
+            return masks;
+        }
+    }
+}
+
+/// Whether `expr` is a mask expression, given the locals that hold masks.
+pub(crate) fn is_mask(body: &Body, masks: &FxHashSet<LocalId>, expr: ExprId) -> bool {
+    match body.exprs[expr] {
+        Expr::Binary { op: BinaryOp::Cmp(_) | BinaryOp::Logic(_), .. } => true,
+        Expr::Unary { op: UnaryOp::Not, .. } => true,
+        Expr::Ternary { then_branch, else_branch, .. } => {
+            is_mask(body, masks, then_branch) && is_mask(body, masks, else_branch)
+        }
+        Expr::Name { local: Some(local), .. } => masks.contains(&local),
+        _ => false,
+    }
+}
+
+/// The local an assignment target writes into: `x` of `x`, `x[i]`, `x[i][j]`.
+fn root_local(body: &Body, target: ExprId) -> Option<LocalId> {
+    let mut current = target;
+    loop {
+        match body.exprs[current] {
+            Expr::Index { base, .. } => current = base,
+            Expr::Name { local, .. } => return local,
+            _ => return None,
+        }
+    }
+}
