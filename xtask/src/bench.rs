@@ -4,7 +4,7 @@
 //! Two kinds of benchmark, selected by name (`all`, the default, runs every one):
 //!
 //! - `parse`, `check`: `harness = false` bench targets of our crates that print a Markdown section.
-//! - `engine`, `autodiff`, `einsum`, `library`: Nabla programs under `bench/` measured side by
+//! - `engine`, `autodiff`, `einsum`, `library`, `indexing`: Nabla programs under `bench/` measured side by
 //!   side with reference tools (CPython, NumPy, opt_einsum, PyTorch, JAX) in one run, on the same
 //!   number of threads, each figure the median of repeated runs after a warm-up. The references run from a
 //!   Python environment in `target/bench-venv`, installed on first use (see [`python`]); the
@@ -55,11 +55,12 @@ const SECTION_ORDER: &[&str] = &[
     "autodiff",
     "einsum",
     "library",
+    "indexing",
     "flags",
 ];
 
 const USAGE: &str = "usage: cargo xtask bench [--threads N] [--rounds N] \
-                     [all | parse | check | lsp | tape | interpreter | engine | autodiff | einsum | library | flags]...";
+                     [all | parse | check | lsp | tape | interpreter | engine | autodiff | einsum | library | indexing | flags]...";
 
 struct Options {
     names: Vec<String>,

@@ -206,9 +206,23 @@ fn write_timings(path: &Path, check_seconds: f64, report: Option<RunReport>) -> 
         "run_seconds": report.map(|r| r.run_seconds),
         "check_seconds": check_seconds,
         "tape_bytes_per_op": report.and_then(|r| r.tape_bytes_per_op),
+        "peak_rss_bytes": peak_rss_bytes(),
     });
     std::fs::write(path, format!("{json}\n"))
         .map_err(|err| format!("cannot write {}: {err}", path.display()))
+}
+
+/// The high-water mark of this process's resident set, in bytes (`getrusage`'s `ru_maxrss`, which
+/// Linux gives in KiB); `None` where the call fails.
+fn peak_rss_bytes() -> Option<u64> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `usage` is a writable `rusage` that `getrusage` fills when it returns 0; a zeroed
+    // `rusage` is a valid value of the plain C struct either way.
+    let (status, usage) = unsafe {
+        let status = libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr());
+        (status, usage.assume_init())
+    };
+    (status == 0).then(|| u64::try_from(usage.ru_maxrss).unwrap_or(0).saturating_mul(1024))
 }
 
 /// How many frames of a long stack are shown at each end.

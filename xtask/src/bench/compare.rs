@@ -156,6 +156,30 @@ fn lines(row: &Row, run: &mut Round<'_>) -> Vec<Line> {
                 "reported".into(),
             ])]
         }
+        Row::PeakMemory { benchmark, nabla } => {
+            let peak = match run.nabla.timings(run.root, nabla.file, nabla.flags) {
+                Ok(timings) => match timings.peak_bytes {
+                    Some(bytes) => format_bytes(bytes),
+                    None => "not reported".to_owned(),
+                },
+                Err(reason) => format!("not measured: {reason}"),
+            };
+            vec![Line::Fixed([
+                benchmark.to_string(),
+                peak,
+                "—".into(),
+                "—".into(),
+                "reported".into(),
+            ])]
+        }
+    }
+}
+
+/// A size in bytes with three significant digits in MB (10^6 bytes) or kB.
+pub fn format_bytes(bytes: f64) -> String {
+    match bytes {
+        b if b >= 1e6 => format!("{} MB", significant(b / 1e6)),
+        b => format!("{} kB", significant(b / 1e3)),
     }
 }
 
@@ -278,6 +302,9 @@ mod tests {
         assert_eq!(format_ratio(12.345), "12.35");
         assert_eq!(format_ratio(0.0041), "0.0041");
         assert_eq!(format_ratio(0.05), "0.050");
+        assert_eq!(format_bytes(58_720_256.0), "58.7 MB");
+        assert_eq!(format_bytes(1_234_567_890.0), "1235 MB");
+        assert_eq!(format_bytes(512_000.0), "512 kB");
     }
 
     #[test]

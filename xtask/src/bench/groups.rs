@@ -25,6 +25,8 @@ pub enum Row {
     },
     /// The tape memory a Nabla program reports per recorded scalar operation.
     TapeBytes { benchmark: &'static str, nabla: Program },
+    /// The peak memory of a Nabla program's process (its resident set's high-water mark).
+    PeakMemory { benchmark: &'static str, nabla: Program },
 }
 
 /// A Nabla program's figure: its median run time, less its baseline's (the same set-up without
@@ -54,7 +56,7 @@ pub struct Target {
     pub text: &'static str,
 }
 
-pub const GROUPS: &[Group] = &[ENGINE, AUTODIFF, EINSUM, LIBRARY, FLAGS];
+pub const GROUPS: &[Group] = &[ENGINE, AUTODIFF, EINSUM, LIBRARY, INDEXING, FLAGS];
 
 const fn once(file: &'static str) -> Program {
     Program { file, baseline: None, per: 1.0, flags: &[] }
@@ -420,4 +422,64 @@ const FLAGS: Group = Group {
             that made a NaN; `--graph` records each operation's span and value for the picture \
             (written here as DOT, after the timed run). Without the flags neither is paid: the \
             other groups' rows measure `nabla run` without them.",
+};
+
+const EMBEDDING_FORWARD: Program =
+    kernel("indexing/embedding_forward.nb", "indexing/embedding_setup.nb", 20.0);
+const EMBEDDING_GRADIENT: Program =
+    kernel("indexing/embedding_gradient.nb", "indexing/embedding_setup.nb", 20.0);
+
+const INDEXING: Group = Group {
+    name: "indexing",
+    title: "Indexing (issue 26)",
+    script: Some("indexing.py"),
+    rows: &[
+        Row::Time {
+            benchmark: "embedding lookup `table[ids]`, 10^5 ids into a 10^4 x 64 table, forward",
+            nabla: EMBEDDING_FORWARD,
+            reference: Reference::Script {
+                key: "embedding_forward.torch",
+                tool: "PyTorch eager `embedding`",
+            },
+            target: Some(TWICE),
+        },
+        Row::Time {
+            benchmark: "embedding lookup, forward and backward",
+            nabla: EMBEDDING_GRADIENT,
+            reference: Reference::Script {
+                key: "embedding_gradient.torch",
+                tool: "PyTorch eager `embedding`",
+            },
+            target: Some(TWICE),
+        },
+        Row::PeakMemory {
+            benchmark: "peak memory: embedding lookup, forward and backward, 20 times",
+            nabla: once("indexing/embedding_gradient.nb"),
+        },
+        Row::PeakMemory {
+            benchmark: "peak memory: element writes `t[i] = a * i` then `backward`, n = 10^4",
+            nabla: once("autodiff/element_writes_10k.nb"),
+        },
+        Row::PeakMemory {
+            benchmark: "peak memory: element writes `t[i] = a * i` then `backward`, n = 10^5",
+            nabla: once("autodiff/element_writes_100k.nb"),
+        },
+        Row::PeakMemory {
+            benchmark: "peak memory: tanh RNN, T = 4000, 32 units, storing hidden states",
+            nabla: once("autodiff/rnn_store.nb"),
+        },
+        Row::PeakMemory {
+            benchmark: "peak memory: tanh RNN, T = 4000, 32 units, not storing them",
+            nabla: once("autodiff/rnn_no_store.nb"),
+        },
+    ],
+    notes: "float64 on both sides. Nabla's lookup is one gather whose map keeps one row \
+            position per id, applied by copying rows; its backward pass is a scatter-add of the \
+            10^5 rows of the output's gradient into a table of zeros. PyTorch runs \
+            `torch.nn.functional.embedding`, under `no_grad` for the forward row; the backward \
+            row differentiates `sum(y * y)` with respect to the table on both sides. Peak \
+            memory is the high-water mark of the `nabla run` process's resident set \
+            (`getrusage`'s `ru_maxrss`, which `--timings-json` reports), the median over the \
+            runs, including the interpreter and its libraries (about 10 MB for an empty \
+            program).",
 };

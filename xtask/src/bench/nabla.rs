@@ -1,7 +1,8 @@
 //! The Nabla side: builds the `nabla` binary in release mode and runs benchmark programs as
 //! `nabla run --timings-json OUT FILE`, which writes
-//! `{"run_seconds": f, "check_seconds": f, "tape_bytes_per_op": f | null}` to `OUT`, `run_seconds`
-//! excluding reading, parsing and checking. Each program runs once as a warm-up and then
+//! `{"run_seconds": f, "check_seconds": f, "tape_bytes_per_op": f | null, "peak_rss_bytes": f}`
+//! to `OUT`, `run_seconds` excluding reading, parsing and checking, `peak_rss_bytes` the high-water
+//! mark of the process's resident set. Each program runs once as a warm-up and then
 //! [`RUNS`] times; the figures are the medians.
 
 use std::{
@@ -28,6 +29,7 @@ pub const NOT_BUILT: &str = "`nabla run` is not built yet";
 pub struct Timings {
     pub run_seconds: f64,
     pub tape_bytes_per_op: Option<f64>,
+    pub peak_bytes: Option<f64>,
 }
 
 pub struct Nabla {
@@ -120,9 +122,11 @@ impl Nabla {
         }
         let mut seconds: Vec<f64> = runs.iter().map(|t| t.run_seconds).collect();
         let mut bytes: Vec<f64> = runs.iter().filter_map(|t| t.tape_bytes_per_op).collect();
+        let mut peaks: Vec<f64> = runs.iter().filter_map(|t| t.peak_bytes).collect();
         Ok(Timings {
             run_seconds: median(&mut seconds).unwrap_or(f64::NAN),
             tape_bytes_per_op: median(&mut bytes),
+            peak_bytes: median(&mut peaks),
         })
     }
 
@@ -171,7 +175,8 @@ impl Nabla {
             .and_then(Value::as_f64)
             .ok_or_else(|| format!("no run_seconds in {text}"))?;
         let tape_bytes_per_op = value.get("tape_bytes_per_op").and_then(Value::as_f64);
-        Ok(Timings { run_seconds, tape_bytes_per_op })
+        let peak_bytes = value.get("peak_rss_bytes").and_then(Value::as_f64);
+        Ok(Timings { run_seconds, tape_bytes_per_op, peak_bytes })
     }
 }
 
