@@ -80,16 +80,13 @@ pub(super) unsafe fn evaluate(
     let mut values = [const { MaybeUninit::<f64>::uninit() }; N];
     let mut entries = [const { MaybeUninit::<Entry>::uninit() }; N];
     let mut nodes: [Option<NodeRef>; 2] = [None, None];
-    let mut read_int = false;
     let n_leaves = expr.leaves.len();
     for (k, leaf) in expr.leaves.iter().enumerate() {
         // SAFETY: a leaf slot of the frame, read only.
         let (value, mask) = match *unsafe { &*regs.add(leaf.slot as usize) } {
             Value::Float(x) => (x, 0),
-            Value::Int(x) if leaf.int_ok => {
-                read_int = true;
-                (x as f64, 0)
-            }
+            // An `int` converts as `(float)i` does: a constant of the tree.
+            Value::Int(x) if leaf.int_ok => (x as f64, 0),
             Value::TrackedFloat { value, node } if tape.is_live(node) => {
                 let mask = match nodes {
                     [Some(first), _] if first == node => 1,
@@ -130,11 +127,6 @@ pub(super) unsafe fn evaluate(
         // SAFETY: the root was written last.
         return Ok(Evaluated::Plain(unsafe { read(&values, root) }));
     };
-    // A tracked float with an `int` goes through the general operation, which converts the
-    // `int` itself.
-    if read_int {
-        return Ok(Evaluated::Fallback);
-    }
     let mut recorded = 0u64;
     for (k, step) in expr.steps.iter().enumerate() {
         // SAFETY (for `read`): verified indices of entries written before.

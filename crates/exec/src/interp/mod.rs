@@ -287,12 +287,14 @@ fn set_tracked(slot: &mut Value, value: f64, node: NodeRef) {
     }
 }
 
-/// The number and live node of a float operand of a recorded scalar operation, or `None` for
-/// anything but a plain or single-level tracked float.
+/// The number and live node of a float (or `int`) operand of a recorded scalar operation, or
+/// `None` for anything but a plain number or a single-level tracked float.
 #[inline(always)]
 fn scalar_part(tape: &Tape, value: &Value) -> Option<(f64, Option<NodeRef>)> {
     match *value {
         Value::Float(x) => Some((x, None)),
+        // An `int` beside a tracked float converts as `(float)i` does: a constant of the record.
+        Value::Int(x) => Some((x as f64, None)),
         Value::TrackedFloat { value, node } if tape.is_live(node) => Some((value, Some(node))),
         _ => None,
     }
