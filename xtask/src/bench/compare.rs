@@ -6,7 +6,7 @@ use std::{collections::HashMap, path::Path};
 
 use super::{
     groups::{Group, Program, Reference, Row, Target},
-    nabla::Nabla,
+    nabla::{Nabla, Timings},
     python::Figure,
 };
 
@@ -140,39 +140,28 @@ fn lines(row: &Row, run: &mut Round<'_>) -> Vec<Line> {
             lines.push(time(benchmark, &nabla_seconds, tool, seconds, *target));
             lines
         }
-        Row::TapeBytes { benchmark, nabla } => {
-            let bytes = match run.nabla.timings(run.root, nabla.file, nabla.flags) {
-                Ok(timings) => match timings.tape_bytes_per_op {
-                    Some(bytes) => format!("{bytes:.0} bytes"),
-                    None => "not reported".to_owned(),
-                },
-                Err(reason) => format!("not measured: {reason}"),
-            };
-            vec![Line::Fixed([
-                benchmark.to_string(),
-                bytes,
-                "—".into(),
-                "—".into(),
-                "reported".into(),
-            ])]
-        }
+        Row::TapeBytes { benchmark, nabla } => vec![reported(run, benchmark, *nabla, |timings| {
+            timings.tape_bytes_per_op.map(|bytes| format!("{bytes:.0} bytes"))
+        })],
         Row::PeakMemory { benchmark, nabla } => {
-            let peak = match run.nabla.timings(run.root, nabla.file, nabla.flags) {
-                Ok(timings) => match timings.peak_bytes {
-                    Some(bytes) => format_bytes(bytes),
-                    None => "not reported".to_owned(),
-                },
-                Err(reason) => format!("not measured: {reason}"),
-            };
-            vec![Line::Fixed([
-                benchmark.to_string(),
-                peak,
-                "—".into(),
-                "—".into(),
-                "reported".into(),
-            ])]
+            vec![reported(run, benchmark, *nabla, |timings| timings.peak_bytes.map(format_bytes))]
         }
     }
+}
+
+/// The line of a figure a program reports about itself rather than a time (the same in every
+/// round): `figure` picks it from the program's timings.
+fn reported(
+    run: &mut Round<'_>,
+    benchmark: &str,
+    program: Program,
+    figure: impl Fn(&Timings) -> Option<String>,
+) -> Line {
+    let cell = match run.nabla.timings(run.root, program.file, program.flags) {
+        Ok(timings) => figure(&timings).unwrap_or_else(|| "not reported".to_owned()),
+        Err(reason) => format!("not measured: {reason}"),
+    };
+    Line::Fixed([benchmark.to_owned(), cell, "—".into(), "—".into(), "reported".into()])
 }
 
 /// A size in bytes with three significant digits in MB (10^6 bytes) or kB.
