@@ -134,9 +134,114 @@ impl Builder {
             BIN_EXPR => self.bin_expr(parts, node),
             TERNARY_EXPR => self.ternary(parts, node),
             PREFIX_EXPR => self.prefix(parts, node),
-            CALL_EXPR | INDEX_EXPR | POSTFIX_EXPR => self.postfix_chain(parts, node),
+            CALL_EXPR | INDEX_EXPR | POSTFIX_EXPR | FIELD_EXPR => self.postfix_chain(parts, node),
+            STRUCT_DEF => self.struct_def(parts, node),
+            RECORD_LIT => self.record_lit(parts, node),
             _ => self.sequence(parts, node),
         }
+    }
+
+    /// `struct Linear { Tensor w[n][m]; Tensor b[m]; }`: the fields one per line, as the items
+    /// of a block.
+    fn struct_def(&mut self, parts: &mut Vec<Doc>, node: &SyntaxNode) {
+        let children = significant_children(node);
+        let open = children.iter().position(|c| c.kind() == L_CURLY);
+        let (Some(open), Some(close)) = (open, children.last().and_then(|c| token_of(c, R_CURLY)))
+        else {
+            return self.sequence(parts, node);
+        };
+        self.spaced_run(parts, STRUCT_DEF, &children[..open]);
+        parts.push(Doc::text(" "));
+        let Some(open_token) = token_of(&children[open], L_CURLY) else {
+            return self.sequence(parts, node);
+        };
+        let fields = &children[open + 1..children.len() - 1];
+        if fields.iter().any(|f| f.kind() != FIELD_DEF) {
+            // A broken declaration: its tokens as they come.
+            self.spaced_run(parts, STRUCT_DEF, &children[open..]);
+            return;
+        }
+        let closing = self.comments.take_leading(&close);
+        let (inline_comment, line_comment) = self.comments.has_trailing(&open_token);
+        self.token(parts, &open_token);
+        if fields.is_empty() && closing.is_empty() && !line_comment {
+            if inline_comment {
+                parts.push(Doc::text(" "));
+            }
+            return self.token(parts, &close);
+        }
+        let mut inner = Vec::new();
+        self.item_list(&mut inner, fields, closing, false);
+        parts.push(Doc::Indent(inner));
+        self.hardline(parts);
+        self.token(parts, &close);
+    }
+
+    /// `Linear { w: x, b: y }` on one line if it fits, else one field per line with a trailing
+    /// comma.
+    fn record_lit(&mut self, parts: &mut Vec<Doc>, node: &SyntaxNode) {
+        let children = significant_children(node);
+        let open = children.iter().position(|c| c.kind() == L_CURLY);
+        let (Some(open), Some(close)) = (open, children.last().and_then(|c| token_of(c, R_CURLY)))
+        else {
+            return self.sequence(parts, node);
+        };
+        let Some(open_token) = token_of(&children[open], L_CURLY) else {
+            return self.sequence(parts, node);
+        };
+        let mut fields: Vec<(SyntaxNode, Option<SyntaxToken>)> = Vec::new();
+        for child in &children[open + 1..children.len() - 1] {
+            match child {
+                SyntaxElement::Node(field) if field.kind() == RECORD_FIELD => {
+                    if fields.last().is_some_and(|(_, comma)| comma.is_none()) {
+                        return self.sequence(parts, node);
+                    }
+                    fields.push((field.clone(), None));
+                }
+                SyntaxElement::Token(token) if token.kind() == COMMA => match fields.last_mut() {
+                    Some((_, comma @ None)) => *comma = Some(token.clone()),
+                    _ => return self.sequence(parts, node),
+                },
+                _ => return self.sequence(parts, node),
+            }
+        }
+        self.spaced_run(parts, RECORD_LIT, &children[..open]);
+        if open > 0 {
+            parts.push(Doc::text(" "));
+        }
+        let closing = self.comments.take_leading(&close);
+        let mut group = Vec::new();
+        self.token(&mut group, &open_token);
+        let mut inner = Vec::new();
+        if let Some(((last, trailing_comma), init)) = fields.split_last() {
+            self.line(&mut inner);
+            for (field, comma) in init {
+                self.node(&mut inner, field);
+                if let Some(comma) = comma {
+                    self.token(&mut inner, comma);
+                }
+                self.line(&mut inner);
+            }
+            self.node(&mut inner, last);
+            match trailing_comma {
+                Some(comma) => self.token_with(&mut inner, comma, Doc::IfBreak(",")),
+                None => inner.push(Doc::IfBreak(",")),
+            }
+        }
+        for (j, comment) in closing.iter().enumerate() {
+            if j == 0 || comment.own_line() {
+                self.hardline(&mut inner);
+            } else {
+                inner.push(Doc::text(" "));
+            }
+            inner.push(Doc::Text(Cow::Owned(comment.text.clone())));
+        }
+        if !inner.is_empty() {
+            group.push(Doc::Indent(inner));
+            self.line(&mut group);
+        }
+        self.token(&mut group, &close);
+        parts.push(Doc::group(group));
     }
 
     /// The children of `node` one after the other, separated by a space where [`spaced`] says.
@@ -467,8 +572,8 @@ impl Builder {
         self.element(parts, operand);
     }
 
-    /// Calls, indexing and postfix `++`/`--`, all tight: `f(x)[i]++`. They nest to the left, so
-    /// the chain is walked down without recursion.
+    /// Calls, indexing, fields and postfix `++`/`--`, all tight: `f(x)[i]++`, `net.l1.w`. They
+    /// nest to the left, so the chain is walked down without recursion.
     fn postfix_chain(&mut self, parts: &mut Vec<Doc>, node: &SyntaxNode) {
         let mut links = Vec::new();
         let mut current = node.clone();
@@ -480,7 +585,7 @@ impl Builder {
             };
             links.push(current);
             match base.kind() {
-                CALL_EXPR | INDEX_EXPR | POSTFIX_EXPR => current = base,
+                CALL_EXPR | INDEX_EXPR | POSTFIX_EXPR | FIELD_EXPR => current = base,
                 _ => break base,
             }
         };
@@ -546,8 +651,9 @@ fn spaced(parent: SyntaxKind, prev: SyntaxKind, next: SyntaxKind) -> bool {
         return false;
     }
     match parent {
-        TENSOR_TYPE | DIM | CAST_EXPR | SIZEOF_TYPE | SLICE | PAREN_EXPR | INDEX_EXPR
-        | CALL_EXPR | POSTFIX_EXPR | PREFIX_EXPR => false,
+        RECORD_FIELD => next != COLON,
+        TENSOR_TYPE | RECORD_TYPE | FIELD_EXPR | DIM | CAST_EXPR | SIZEOF_TYPE | SLICE
+        | PAREN_EXPR | INDEX_EXPR | CALL_EXPR | POSTFIX_EXPR | PREFIX_EXPR => false,
         SIZEOF_EXPR => !matches!(next, SIZEOF_TYPE | PAREN_EXPR),
         _ => true,
     }

@@ -12,9 +12,10 @@
 //! - One space around binary and assignment operators and after commas; none inside brackets,
 //!   after unary operators, before postfix ones, before `(` of a call or `[` of an index, in
 //!   slices, casts and dimensions: `C(i, j) = A(i, k) * B(k, j);`, `var Tensor w[3][1] = f(-x);`.
-//! - Long lists (arguments, parameters, tensor literals) break one element per line with a
-//!   trailing comma; a tensor literal of numbers packs as many per line as fit. Long operator
-//!   chains break after the operators; long conditions go on lines of their own.
+//! - Long lists (arguments, parameters, tensor literals, the fields of a record literal) break one
+//!   element per line with a trailing comma; a tensor literal of numbers packs as many per line as
+//!   fit. Long operator chains break after the operators; long conditions go on lines of their
+//!   own. A `struct` has one field per line; a record literal that fits is `Linear { w: x, b: y }`.
 //! - Blank lines between items and statements are kept, at most one; none at the start or the
 //!   end of a block. The file ends with one line break.
 //! - Comments keep their text and their place: own-line comments stay on their own line, comments
@@ -110,10 +111,11 @@ fn essence(text: &str) -> Essence {
             kind => tokens.push((kind, token_text.to_owned())),
         }
     }
-    // A comma right before a closing bracket is a trailing comma, which the layout decides.
+    // A comma right before a closing bracket (or the brace of a record literal) is a trailing
+    // comma, which the layout decides.
     let mut kept: Vec<(SyntaxKind, String)> = Vec::with_capacity(tokens.len());
     for token in tokens {
-        if matches!(token.0, SyntaxKind::R_PAREN | SyntaxKind::R_BRACK)
+        if matches!(token.0, SyntaxKind::R_PAREN | SyntaxKind::R_BRACK | SyntaxKind::R_CURLY)
             && kept.last().is_some_and(|last| last.0 == SyntaxKind::COMMA)
         {
             kept.pop();

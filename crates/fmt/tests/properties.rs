@@ -61,7 +61,10 @@ fn is_trailing_comma(token: &syntax::SyntaxToken) -> bool {
     let mut next = token.next_sibling_or_token();
     while let Some(element) = next {
         if !element.kind().is_trivia() {
-            return matches!(element.kind(), SyntaxKind::R_PAREN | SyntaxKind::R_BRACK);
+            return matches!(
+                element.kind(),
+                SyntaxKind::R_PAREN | SyntaxKind::R_BRACK | SyntaxKind::R_CURLY
+            );
         }
         next = element.next_sibling_or_token();
     }

@@ -81,6 +81,8 @@ pub struct BodySourceMap {
     /// Every name in a dimension that refers to a local (a shape variable or constant, of this
     /// body or a top level), other than the one that declares it, with the local.
     size_uses: Vec<(RelSpan, DefId, LocalId)>,
+    /// Every name of a record type (in a type or a record literal), with its `struct`.
+    record_uses: Vec<(RelSpan, DefId)>,
 }
 
 /// A position in a definition: a chunk and an offset in it. Chunk `u32::MAX` is past the end of
@@ -115,6 +117,11 @@ impl BodySourceMap {
     /// The names in dimensions that refer to locals, with the local each one names.
     pub fn size_uses(&self) -> &[(RelSpan, DefId, LocalId)] {
         &self.size_uses
+    }
+
+    /// The names of record types in types and literals, with the `struct` each one names.
+    pub fn record_uses(&self) -> &[(RelSpan, DefId)] {
+        &self.record_uses
     }
 
     /// Whether `local` can be named at `at`.
@@ -190,9 +197,33 @@ pub enum TypeRef {
     /// `(float, Tensor[k][2])`: the result type of a function of several results (never a
     /// variable's type; the elements are never tuples).
     Tuple(Vec<TypeRef>),
+    /// `Linear[n][m]`: a record type with its sizes, one for each size parameter of its
+    /// `struct`, over this body's locals.
+    Record(RecordRef),
     /// Missing from the tree.
     #[default]
     Error,
+}
+
+/// A record type as written: its `struct`, and its sizes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordRef {
+    pub def: DefId,
+    pub name: SmolStr,
+    /// One size for each size parameter of the `struct`, in order.
+    pub sizes: Vec<Dim>,
+    /// Whether the sizes were left out of a declaration with an initializer (`Mlp net = ...;`):
+    /// the variable then takes the initializer's sizes, and `sizes` are unknown.
+    pub inferred: bool,
+}
+
+/// One field of a record literal: `w: zeros([2, 3])`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldInit {
+    pub name: SmolStr,
+    /// The field's name.
+    pub span: RelSpan,
+    pub value: ExprId,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -341,6 +372,19 @@ pub enum Expr {
     /// `(a, b)`: the values a function of several results returns; valid only as the value of
     /// `return`.
     Tuple(Vec<ExprId>),
+    /// `Linear { w: ..., b: ... }`: a record of the `struct` `def` (`None` when no record type
+    /// has the name, which lowering reported), its fields as written.
+    RecordLit {
+        def: Option<DefId>,
+        name: SmolStr,
+        fields: Vec<FieldInit>,
+    },
+    /// `net.l1`: a field of a record; `span` is the field's name.
+    Field {
+        base: ExprId,
+        name: SmolStr,
+        span: RelSpan,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -450,6 +494,8 @@ impl Body {
         match &self.exprs[expr] {
             Expr::Missing | Expr::Literal(_) | Expr::Name { .. } | Expr::SizeofType(_) => vec![],
             Expr::TensorLit(elements) | Expr::Tuple(elements) => elements.clone(),
+            Expr::RecordLit { fields, .. } => fields.iter().map(|field| field.value).collect(),
+            Expr::Field { base, .. } => vec![*base],
             Expr::Call { callee, args } => {
                 std::iter::once(*callee).chain(args.iter().copied()).collect()
             }

@@ -47,6 +47,9 @@ pub enum DefKind {
     Test,
     /// The file's top-level statements, taken together as one body (what `nabla run` executes).
     TopLevel,
+    /// A `struct` declaration: a record type. Its body's parameters are the fields, and its
+    /// shape variables the record's size parameters; it has no statements.
+    Struct,
 }
 
 /// A definition with a body: the `index`-th function or test of `file`, or its top level.
@@ -330,6 +333,7 @@ pub fn def_source(db: &dyn Db, def: DefId) -> DefSource {
         DefKind::Function => tree.functions.get(index).map(|f| vec![f.node.clone()]),
         DefKind::Test => tree.tests.get(index).map(|t| vec![t.node.clone()]),
         DefKind::TopLevel => Some(tree.top_level.iter().map(|s| s.node.clone()).collect()),
+        DefKind::Struct => tree.structs.get(index).map(|s| vec![s.node.clone()]),
     };
     DefSource { chunks: chunks.unwrap_or_default() }
 }
@@ -342,6 +346,7 @@ pub fn chunk_offset(db: &dyn Db, def: DefId, chunk: u32) -> TextSize {
         DefKind::Function => tree.functions.get(index).map(|f| f.offset),
         DefKind::Test => tree.tests.get(index).map(|t| t.offset),
         DefKind::TopLevel => tree.top_level.get(chunk as usize).map(|s| s.offset),
+        DefKind::Struct => tree.structs.get(index).map(|s| s.offset),
     };
     offset.unwrap_or_default()
 }

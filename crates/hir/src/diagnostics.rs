@@ -128,6 +128,14 @@ codes! {
     TupleValue = "E0600", Error, "tuple used as a value";
     TupleArity = "E0601", Error, "destructuring does not match the tuple";
     TransformOfTuple = "E0602", Error, "derivative of a function of several results";
+    UnknownField = "E0603", Error, "no field of that name";
+    MissingField = "E0604", Error, "record literal without a field";
+    DuplicateField = "E0605", Error, "field given twice";
+    NotARecord = "E0606", Error, "field of a value that is not a record";
+    RecordDefinition = "E0607", Error, "invalid `struct` declaration";
+    UnknownType = "E0608", Error, "unknown type name";
+    RecordSizes = "E0609", Error, "record type with the wrong sizes";
+    RecordOperand = "E0610", Error, "operation that does not apply to records";
     ExactEqualityBranch = "W0001", Warning, "exact equality on a differentiable value guards a branch";
     AmbiguousIntArgument = "W0002", Warning, "`int` literal where a built-in takes an axis or a value";
     IntegerDivisionToFloat = "W0003", Warning, "integer division in `float` arithmetic";

@@ -5,13 +5,14 @@
 //! gives one diagnostic.
 
 mod builtin;
-mod call;
+pub(crate) mod call;
 mod derivative;
 mod einsum;
 mod expr;
 mod index_stmt;
 mod library;
 mod mask;
+mod record;
 
 use std::sync::Arc;
 
@@ -71,6 +72,9 @@ pub struct InferenceResult {
     pub transform_params: ArenaMap<ExprId, Box<[usize]>>,
     /// The index entries that select by a mask (`t[x > 0]`, see `infer::mask`), in order.
     pub mask_entries: Vec<ExprId>,
+    /// Every field name of a record literal or a field access that names a field: where, the
+    /// `struct`, and the field's local in it.
+    pub field_uses: Vec<(RelSpan, DefId, LocalId)>,
 }
 
 impl InferenceResult {
@@ -146,6 +150,11 @@ pub fn ty_of_ref(ty: &TypeRef) -> Ty {
         TypeRef::Void => Ty::Void,
         TypeRef::Tensor(dims) => Ty::tensor(dims.clone()),
         TypeRef::Tuple(elements) => Ty::Tuple(elements.iter().map(ty_of_ref).collect()),
+        TypeRef::Record(record) => Ty::Record(Arc::new(crate::ty::RecordTy {
+            def: record.def,
+            name: record.name.clone(),
+            sizes: record.sizes.clone(),
+        })),
         TypeRef::Error => Ty::Error,
     }
 }
@@ -443,6 +452,15 @@ impl<'a> InferCtx<'a> {
         let data = &self.body.locals[local];
         let declared = ty_of_ref(&data.ty);
         let ty = match (&data.ty, init_ty) {
+            // `Mlp net = Mlp { ... };`: the sizes come from the initializer.
+            (TypeRef::Record(record), Some((init, init_ty))) if record.inferred => match init_ty {
+                Ty::Record(found) if found.def == record.def => Ty::Record(found),
+                Ty::Error => Ty::Error,
+                other => {
+                    self.check_coerce(init, &other, &declared, target);
+                    Ty::Error
+                }
+            },
             // `Tensor p = a @ b;`: the shape comes from the initializer.
             (TypeRef::Tensor(dims), Some((init, init_ty))) if dims.is_empty() => match init_ty {
                 Ty::Tensor(shape) => Ty::Tensor(shape),
@@ -720,9 +738,10 @@ pub(crate) enum Target {
         element: bool,
     },
     Return(SmolStr),
+    /// An argument of a call, or a field of a record literal: `what` names it ("argument 2 of
+    /// `f`", "field `w` of `Linear`").
     Argument {
-        callee: String,
-        index: usize,
+        what: String,
         param: Option<HirSpan>,
     },
 }

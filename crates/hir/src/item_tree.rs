@@ -1,6 +1,6 @@
-//! The item tree: a file's functions, tests, imports and top-level statements, with their
-//! positions. It is rebuilt on every edit of the file; what depends on one definition reads that
-//! definition's position-free [`crate::db::def_source`] instead.
+//! The item tree: a file's functions, tests, record types, imports and top-level statements,
+//! with their positions. It is rebuilt on every edit of the file; what depends on one definition
+//! reads that definition's position-free [`crate::db::def_source`] instead.
 
 use smol_str::SmolStr;
 use syntax::{AstNode, GreenNode, TextRange, TextSize, ast};
@@ -14,6 +14,20 @@ pub struct ItemTree {
     pub imports: Vec<ImportItem>,
     /// Top-level statements in source order, including those inside a lone outer `{ ... }`.
     pub top_level: Vec<TopLevelItem>,
+    /// `struct` declarations: the record types of the file.
+    pub structs: Vec<StructItem>,
+}
+
+#[derive(Debug, Clone, Eq)]
+pub struct StructItem {
+    /// The name, empty when the parser found none.
+    pub name: SmolStr,
+    pub name_range: Option<TextRange>,
+    /// The names of the record types its fields name, as written: what the check for recursive
+    /// records follows without lowering anything.
+    pub field_types: Vec<SmolStr>,
+    pub node: GreenNode,
+    pub offset: TextSize,
 }
 
 #[derive(Debug, Clone, Eq)]
@@ -52,6 +66,16 @@ impl PartialEq for FunctionItem {
     fn eq(&self, other: &FunctionItem) -> bool {
         self.name == other.name
             && self.name_range == other.name_range
+            && self.offset == other.offset
+            && green_eq(&self.node, &other.node)
+    }
+}
+
+impl PartialEq for StructItem {
+    fn eq(&self, other: &StructItem) -> bool {
+        self.name == other.name
+            && self.name_range == other.name_range
+            && self.field_types == other.field_types
             && self.offset == other.offset
             && green_eq(&self.node, &other.node)
     }
@@ -113,6 +137,25 @@ impl ItemTree {
                 });
             }
             ast::Item::Stmt(_) => self.top_level.push(TopLevelItem { node: green, offset }),
+            ast::Item::StructDef(def) => {
+                let name = def.name();
+                let field_types = def
+                    .field_defs()
+                    .filter_map(|field| match field.ty()? {
+                        ast::Type::RecordType(record) => {
+                            Some(SmolStr::new(record.name_ref()?.text()))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                self.structs.push(StructItem {
+                    name: name.as_ref().map(|n| SmolStr::new(n.text())).unwrap_or_default(),
+                    name_range: name.map(|n| n.syntax().text_range()),
+                    field_types,
+                    node: green,
+                    offset,
+                });
+            }
         }
     }
 }

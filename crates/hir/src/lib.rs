@@ -65,6 +65,7 @@ pub(crate) mod infer;
 pub(crate) mod item_tree;
 pub(crate) mod lints;
 mod literal;
+pub(crate) mod records;
 pub(crate) mod scope;
 pub(crate) mod suggest;
 pub(crate) mod ty;
@@ -76,10 +77,10 @@ use syntax::{TextRange, TextSize};
 
 pub use crate::{
     body::{
-        ArithOp, BinaryOp, Body, BodySourceMap, CmpOp, Expr, ExprId, HirSpan, IfBranch,
+        ArithOp, BinaryOp, Body, BodySourceMap, CmpOp, Expr, ExprId, FieldInit, HirSpan, IfBranch,
         IndexAssignOp, IndexEntry, IndexFactor, IndexLabel, IndexOperand, IndexStmt, Literal,
-        Local, LocalId, LocalKind, LogicOp, Qualifier, RejectedOp, RelSpan, RuntimeSize, ScopeEnd,
-        Stmt, StmtId, TransformOp, TypeRef, UnaryOp,
+        Local, LocalId, LocalKind, LogicOp, Qualifier, RecordRef, RejectedOp, RelSpan, RuntimeSize,
+        ScopeEnd, Stmt, StmtId, TransformOp, TypeRef, UnaryOp,
         lower::{ParamSig, Signature},
     },
     builtins::{BUILTINS, Builtin, BuiltinInfo, Rule},
@@ -94,14 +95,18 @@ pub use crate::{
     infer::{InferenceResult, Resolution, const_int, ty_of_ref},
     item_tree::{FunctionItem, ImportItem, ItemTree, TestItem, TopLevelItem},
     lints::allow_comment_edit,
-    scope::{FileScope, ScopeItem, file_scope, top_level_def},
+    records::{
+        Leaf, RecordField, field_offset, generic_record, leaves, record_fields, size_params, width,
+    },
+    scope::{FileScope, ScopeItem, file_scope, record_types, top_level_def},
     ty::{
-        BindStep, Dim, DimExpr, FnTy, Linear, Ratio, Shape, SizeError, SizeExpr, SizeOp, SizeVar,
-        Ty, binding_plan, shapes_proven_equal,
+        BindStep, Dim, DimExpr, FnTy, Linear, Ratio, RecordTy, Shape, SizeError, SizeExpr, SizeOp,
+        SizeVar, Ty, binding_plan, shapes_proven_equal,
     },
 };
 
-/// Every definition of a file: the top level first, then functions, then tests.
+/// Every definition of a file: the top level first, then functions, then tests, then record
+/// types (`struct`).
 pub fn all_defs(db: &dyn Db, file: SourceFile) -> Vec<DefId> {
     defs_query(db, file).clone()
 }
@@ -116,6 +121,7 @@ fn defs_query(db: &dyn Db, file: SourceFile) -> Vec<DefId> {
         (0..tree.functions.len()).map(|i| DefId::new(db, file, DefKind::Function, i as u32)),
     );
     defs.extend((0..tree.tests.len()).map(|i| DefId::new(db, file, DefKind::Test, i as u32)));
+    defs.extend((0..tree.structs.len()).map(|i| DefId::new(db, file, DefKind::Struct, i as u32)));
     defs
 }
 
@@ -131,6 +137,7 @@ pub fn def_name(db: &dyn Db, def: DefId) -> String {
             format!("test {:?}", tree.tests.get(index).map(|t| t.name.as_str()).unwrap_or_default())
         }
         DefKind::TopLevel => "<top level>".to_owned(),
+        DefKind::Struct => tree.structs.get(index).map(|s| s.name.to_string()).unwrap_or_default(),
     }
 }
 
@@ -168,6 +175,11 @@ pub fn def_at(db: &dyn Db, file: SourceFile, offset: TextSize) -> Option<(DefId,
     for (i, t) in tree.tests.iter().enumerate() {
         if contains(t.offset, t.node.text_len()) {
             return Some((DefId::new(db, file, DefKind::Test, i as u32), 0, offset - t.offset));
+        }
+    }
+    for (i, s) in tree.structs.iter().enumerate() {
+        if contains(s.offset, s.node.text_len()) {
+            return Some((DefId::new(db, file, DefKind::Struct, i as u32), 0, offset - s.offset));
         }
     }
     for (i, s) in tree.top_level.iter().enumerate() {

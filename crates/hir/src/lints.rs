@@ -39,6 +39,10 @@ use crate::{
 /// Every warning of one definition.
 #[salsa::tracked(returns(ref))]
 pub fn def_lints(db: &dyn Db, def: DefId) -> Vec<HirDiagnostic> {
+    // A record type's fields are declarations for other bodies to use.
+    if def.kind(db) == DefKind::Struct {
+        return Vec::new();
+    }
     let lowered = body_query(db, def);
     let mut cx = LintCtx {
         db,

@@ -104,6 +104,29 @@ pub fn file_scope(db: &dyn Db, file: SourceFile) -> Arc<FileScope> {
     Arc::new(scope)
 }
 
+/// The record types a file's bodies may name: its own `struct`s, then those of the files it
+/// imports directly (first definition of each name wins). Read from the item trees alone, so
+/// that lowering any body, the top level's included, may ask it.
+#[salsa::tracked(returns(ref))]
+pub fn record_types(db: &dyn Db, file: SourceFile) -> Arc<FxHashMap<SmolStr, DefId>> {
+    let mut types = FxHashMap::default();
+    let add = |file: SourceFile, types: &mut FxHashMap<SmolStr, DefId>| {
+        for (i, record) in item_tree(db, file).structs.iter().enumerate() {
+            if !record.name.is_empty() {
+                let def = DefId::new(db, file, DefKind::Struct, i as u32);
+                types.entry(record.name.clone()).or_insert(def);
+            }
+        }
+    };
+    add(file, &mut types);
+    for index in 0..item_tree(db, file).imports.len() {
+        if let Some(imported) = resolve_import(db, file, index as u32) {
+            add(imported, &mut types);
+        }
+    }
+    Arc::new(types)
+}
+
 /// Whether following imports from `start` leads back to `file`.
 fn imports_reach(db: &dyn Db, start: SourceFile, file: SourceFile) -> bool {
     let mut stack = vec![start];
@@ -124,7 +147,8 @@ fn imports_reach(db: &dyn Db, start: SourceFile, file: SourceFile) -> bool {
     false
 }
 
-/// Problems with the items of a file: duplicate top-level names and bad imports.
+/// Problems with the items of a file: duplicate top-level names and record types, and bad
+/// imports.
 #[salsa::tracked(returns(ref))]
 pub fn item_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     let tree = item_tree(db, file);
@@ -173,6 +197,33 @@ pub fn item_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
             Some(&first) => out.push(duplicate(file, &function.name, range, first, "function")),
             None => {
                 seen.insert(function.name.clone(), range);
+            }
+        }
+    }
+    // Record types against each other: they have a namespace of their own.
+    let mut types: FxHashMap<SmolStr, syntax::TextRange> = FxHashMap::default();
+    for record in &tree.structs {
+        let Some(range) = record.name_range else { continue };
+        if record.name.is_empty() {
+            continue;
+        }
+        match types.get(&record.name) {
+            Some(&first) => out.push(Diagnostic {
+                code: Code::DuplicateItem,
+                severity: Code::DuplicateItem.severity(),
+                message: format!("the record type `{}` is defined twice", record.name),
+                file,
+                range,
+                labels: vec![crate::diagnostics::Label {
+                    file,
+                    range: first,
+                    message: format!("`{}` first defined here", record.name),
+                }],
+                help: Some("rename one of them".to_owned()),
+                fixes: Vec::new(),
+            }),
+            None => {
+                types.insert(record.name.clone(), range);
             }
         }
     }

@@ -29,8 +29,21 @@ pub enum Ty {
     /// The results of a function of several results, `(float, Tensor[k][2])`: only returned or
     /// destructured (`(float loss, Tensor p[k][2]) = step(x);`). Its elements are never tuples.
     Tuple(Vec<Ty>),
+    /// A record: a value of a `struct` type, with the sizes of its size parameters. Its fields
+    /// are [`crate::record_fields`].
+    Record(Arc<RecordTy>),
     /// The type of an erroneous expression: it has been reported, so nothing that involves it is.
     Error,
+}
+
+/// A record type: `Linear[784][256]`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RecordTy {
+    /// The `struct`.
+    pub def: crate::DefId,
+    pub name: smol_str::SmolStr,
+    /// One size for each of the `struct`'s size parameters, in order.
+    pub sizes: Vec<Dim>,
 }
 
 /// A function type, as seen by a caller. Size variables in it are the callee's.
@@ -112,6 +125,13 @@ impl Ty {
 
     pub fn is_tensor(&self) -> bool {
         matches!(self, Ty::Tensor(_))
+    }
+
+    pub fn record(&self) -> Option<&RecordTy> {
+        match self {
+            Ty::Record(record) => Some(record),
+            _ => None,
+        }
     }
 
     /// `int`, `float`, `char` or `bool`.
@@ -650,6 +670,10 @@ impl fmt::Display for Ty {
                     write!(f, "{element}")?;
                 }
                 f.write_str(")")
+            }
+            Ty::Record(record) => {
+                f.write_str(&record.name)?;
+                record.sizes.iter().try_for_each(|size| write!(f, "[{size}]"))
             }
             Ty::Error => f.write_str("{unknown}"),
         }

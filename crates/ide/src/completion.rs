@@ -1,6 +1,7 @@
 //! Completion: the locals and parameters in scope, the file's functions and the constants it may
 //! read (its own and its imports'), the built-ins with their signatures, and keywords; inside the
-//! index-labelled views of an index statement, the statement's labels.
+//! index-labelled views of an index statement, the statement's labels; after `.`, the fields of
+//! the record before it.
 //!
 //! Where a new name is being declared (after a type) or inside a comment or a string, nothing is
 //! offered. The editor filters by the prefix typed so far, so every candidate is returned.
@@ -30,12 +31,14 @@ pub enum CompletionKind {
     Builtin,
     Keyword,
     IndexLabel,
+    /// A field of a record, after `.`.
+    Field,
 }
 
 /// Keywords that start a statement or an item.
 const STATEMENT_KEYWORDS: &[&str] = &[
     "int", "float", "char", "bool", "Tensor", "void", "var", "cns", "if", "elif", "else", "loop",
-    "break", "continue", "return", "function", "test", "import",
+    "break", "continue", "return", "function", "test", "import", "struct",
 ];
 
 /// Keywords that may appear inside an expression.
@@ -56,6 +59,9 @@ pub(crate) fn completions(db: &hir::Database, position: FilePosition) -> Vec<Com
         return labels;
     }
     let previous = previous_significant(&root, offset);
+    if let Some(dot) = previous.as_ref().filter(|token| token.kind() == SyntaxKind::DOT) {
+        return fields_after(db, position, dot);
+    }
     if previous.as_ref().is_some_and(declares_a_name) {
         return Vec::new();
     }
@@ -71,6 +77,33 @@ pub(crate) fn completions(db: &hir::Database, position: FilePosition) -> Vec<Com
     }
     items.extend(EXPRESSION_KEYWORDS.iter().map(|k| keyword(k)));
     items
+}
+
+/// After `net.`: the fields of the record `net` is, with their types for its sizes; nothing
+/// after something that is not a record.
+fn fields_after(
+    db: &hir::Database,
+    position: FilePosition,
+    dot: &SyntaxToken,
+) -> Vec<CompletionItem> {
+    let Some(base) = dot.parent().and_then(ast::FieldExpr::cast).and_then(|field| field.expr())
+    else {
+        return Vec::new();
+    };
+    let Some((def, expr)) = hir::expr_covering(db, position.file.0, base.syntax().text_range())
+    else {
+        return Vec::new();
+    };
+    let hir::Ty::Record(record) = hir::infer(db, def).type_of_expr(expr) else { return Vec::new() };
+    hir::record_fields(db, record)
+        .into_iter()
+        .map(|field| CompletionItem {
+            label: field.name.to_string(),
+            kind: CompletionKind::Field,
+            detail: Some(field.ty.to_string()),
+            documentation: None,
+        })
+        .collect()
 }
 
 fn keyword(name: &str) -> CompletionItem {
@@ -358,6 +391,17 @@ cns int SIZE = 3;
                 Builtin sum sum(t) | sum(t, axis, keepdims)
                 Builtin softmax softmax(t, axis)
                 Keyword true
+            "#]],
+        );
+    }
+
+    #[test]
+    fn fields_after_a_dot() {
+        check(
+            "struct Linear {\n    Tensor w[n][m];\n    Tensor b[m];\n}\nstruct Mlp {\n    Linear[i][h] l1;\n    float scale;\n}\nMlp net = Mlp { l1: Linear { w: zeros([2, 3]), b: zeros([3]) }, scale: 1.0 };\nprint(net.l1.$0);\n",
+            expect![[r#"
+                Field w Tensor[2][3]
+                Field b Tensor[3]
             "#]],
         );
     }

@@ -47,7 +47,9 @@ pub(crate) fn definition_target(
         Definition::Local { def, local } => {
             let span = hir::body(db, *def).source_map.local(*local);
             let range = semantic::file_range(db, *def, span);
+            let is_struct = def.kind(db) == hir::DefKind::Struct;
             let kind = match hir::body(db, *def).locals[*local].kind {
+                hir::LocalKind::Param if is_struct => crate::SymbolKind::Field,
                 hir::LocalKind::Param => crate::SymbolKind::Parameter,
                 hir::LocalKind::ShapeVar => crate::SymbolKind::ShapeVariable,
                 hir::LocalKind::Variable => crate::SymbolKind::Variable,
@@ -61,7 +63,7 @@ pub(crate) fn definition_target(
                 container: None,
             })
         }
-        Definition::Function(def) => {
+        Definition::Function(def) | Definition::Record(def) => {
             let span = hir::signature(db, *def).name_span?;
             let focus_range = semantic::file_range(db, *def, span);
             let full_range = semantic::def_chunks(db, *def)
@@ -73,7 +75,10 @@ pub(crate) fn definition_target(
                 full_range,
                 focus_range,
                 name,
-                kind: crate::SymbolKind::Function,
+                kind: match definition {
+                    Definition::Record(_) => crate::SymbolKind::Struct,
+                    _ => crate::SymbolKind::Function,
+                },
                 container: None,
             })
         }
@@ -241,6 +246,36 @@ cns int N = 3;
             "function Tensor[n - q + 1] conv1d_valid(Tensor x[n], Tensor k[q]) {\n    Tensor y[n - q$0 + 1];\n    return y;\n}\n",
             expect![[r#"
                 /fixture/main.nb 62..63 `q`
+            "#]],
+        );
+    }
+
+    #[test]
+    fn field_of_a_record() {
+        check(
+            "struct Linear {\n    Tensor w[n][m];\n    Tensor b[m];\n}\nLinear l = Linear { w: zeros([2, 3]), b: zeros([3]) };\nprint(l.b$0);\n",
+            expect![[r#"
+                /fixture/main.nb 47..48 `b`
+            "#]],
+        );
+    }
+
+    #[test]
+    fn field_in_a_record_literal() {
+        check(
+            "struct Linear {\n    Tensor w[n][m];\n    Tensor b[m];\n}\nLinear l = Linear { w$0: zeros([2, 3]), b: zeros([3]) };\nprint(l);\n",
+            expect![[r#"
+                /fixture/main.nb 27..28 `w`
+            "#]],
+        );
+    }
+
+    #[test]
+    fn record_type_in_a_parameter() {
+        check(
+            "struct Linear {\n    Tensor w[n][m];\n    Tensor b[m];\n}\nfunction float f(Lin$0ear l) {\n    return sum(l.w);\n}\n",
+            expect![[r#"
+                /fixture/main.nb 7..13 `Linear`
             "#]],
         );
     }

@@ -1,5 +1,5 @@
-//! Hover: for a name, what it is and its type with its shape (`var Tensor[2][3] w`), a
-//! function's signature, or a built-in's signature and documentation; for an index label, the
+//! Hover: for a name, what it is and its type with its shape (`var Tensor[2][3] w`, a field's
+//! as declared and where it is used), a function's signature, a record type's fields, or a built-in's signature and documentation; for an index label, the
 //! extent it ranges over; elsewhere, the inferred type of the innermost expression.
 
 use hir::{DefId, LocalId};
@@ -23,8 +23,23 @@ pub(crate) fn hover(db: &hir::Database, position: FilePosition) -> Option<HoverR
     }
     if let Some(occurrence) = semantic::occurrence_at(db, position.file, position.offset) {
         let markdown = match &occurrence.definition {
-            Definition::Local { def, local } => local_markdown(db, *def, *local),
+            Definition::Local { def, local } => {
+                let mut text = local_markdown(db, *def, *local);
+                // A field where it is used: its type for that record's sizes.
+                if def.kind(db) == hir::DefKind::Struct
+                    && !occurrence.is_decl
+                    && let Some((at, expr)) = hir::expr_at(db, position.file.0, position.offset)
+                    && let hir::Expr::Field { .. } = hir::body(db, at).exprs[expr]
+                {
+                    let ty = hir::infer(db, at).type_of_expr(expr);
+                    if !ty.is_error() {
+                        text.push_str(&format!("\n\nhere: `{ty}`"));
+                    }
+                }
+                text
+            }
             Definition::Function(def) => function_markdown(db, *def),
+            Definition::Record(def) => record_markdown(db, *def),
             Definition::Builtin(builtin) => {
                 let info = semantic::builtin_info(*builtin)?;
                 let mut text = code_block(info.signature);
@@ -52,8 +67,24 @@ fn local_markdown(db: &dyn hir::Db, def: DefId, local: LocalId) -> String {
     let kind = semantic::local_kind_text(db, def, local);
     let mut text = code_block(&format!("{ty} {name}"));
     text.push_str(&format!("\n\n{kind}"));
-    if def.kind(db) == hir::DefKind::Function {
+    if matches!(def.kind(db), hir::DefKind::Function | hir::DefKind::Struct) {
         text.push_str(&format!(" of `{}`", hir::signature(db, def).name));
+    }
+    text
+}
+
+/// A record type: its declaration with its size parameters, one field per line.
+fn record_markdown(db: &dyn hir::Db, def: DefId) -> String {
+    let record = hir::generic_record(db, def);
+    let mut code = format!("struct {} {{", hir::Ty::Record(std::sync::Arc::new(record.clone())));
+    for field in hir::record_fields(db, &record) {
+        code.push_str(&format!("\n    {} {};", field.ty, field.name));
+    }
+    code.push_str("\n}");
+    let mut text = code_block(&code);
+    if !record.sizes.is_empty() {
+        let names: Vec<String> = record.sizes.iter().map(|size| format!("`{size}`")).collect();
+        text.push_str(&format!("\n\nsizes: {}", names.join(", ")));
     }
     text
 }
@@ -420,6 +451,53 @@ cns float SCALE = 2.0;
                 ```
 
                 shape variables: `n`, `q`"#]],
+        );
+    }
+
+    #[test]
+    fn field_where_it_is_used() {
+        check(
+            "struct Linear {\n    Tensor w[n][m];\n    Tensor b[m];\n}\nLinear l = Linear { w: zeros([2, 3]), b: zeros([3]) };\nprint(l.w$0);\n",
+            expect![[r#"
+                w
+                ```nabla
+                Tensor[n][m] w
+                ```
+
+                field of `Linear`
+
+                here: `Tensor[2][3]`"#]],
+        );
+    }
+
+    #[test]
+    fn record_type() {
+        check(
+            "struct Linear {\n    Tensor w[n][m];\n    Tensor b[m];\n}\nfunction float f(Linear$0 l) {\n    return sum(l.w);\n}\n",
+            expect![[r#"
+                Linear
+                ```nabla
+                struct Linear[n][m] {
+                    Tensor[n][m] w;
+                    Tensor[m] b;
+                }
+                ```
+
+                sizes: `n`, `m`"#]],
+        );
+    }
+
+    #[test]
+    fn record_value() {
+        check(
+            "struct Linear {\n    Tensor w[n][m];\n    Tensor b[m];\n}\nvar Linear l = Linear { w: zeros([2, 3]), b: zeros([3]) };\nprint(l$0);\n",
+            expect![[r#"
+                l
+                ```nabla
+                var Linear[2][3] l
+                ```
+
+                top-level variable"#]],
         );
     }
 }

@@ -39,6 +39,7 @@ pub(crate) fn inlay_hints(
                     tree.functions.get(index).map(|f| (f.offset, f.node.text_len()))
                 }
                 DefKind::Test => tree.tests.get(index).map(|t| (t.offset, t.node.text_len())),
+                DefKind::Struct => tree.structs.get(index).map(|s| (s.offset, s.node.text_len())),
                 DefKind::TopLevel => None,
             };
             if let Some((start, len)) = extent

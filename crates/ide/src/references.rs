@@ -56,8 +56,9 @@ pub(crate) fn occurrences_of(db: &hir::Database, definition: &Definition) -> Vec
             .collect()
     };
     let mut out = match definition {
+        // A field is used wherever its record is: search every file, as for top-level names.
         Definition::Local { def, .. } | Definition::Label { def, .. }
-            if def.kind(db) != DefKind::TopLevel
+            if !matches!(def.kind(db), DefKind::TopLevel | DefKind::Struct)
                 || matches!(definition, Definition::Label { .. }) =>
         {
             matching(FileId(def.file(db)), semantic::def_occurrences(db, *def))
@@ -167,6 +168,33 @@ function float quad(float x) {
             expect![[r#"
                 /fixture/main.nb:4 `k`
                 /fixture/main.nb:4 `k`
+            "#]],
+        );
+    }
+
+    #[test]
+    fn field_across_files() {
+        check(
+            r#"
+//- main.nb
+import "lib.nb";
+Linear l = Linear { w: zeros([2, 3]), b: zeros([3]) };
+print(l.w$0, norm(l));
+//- lib.nb
+struct Linear {
+    Tensor w[n][m];
+    Tensor b[m];
+}
+function float norm(Linear l) {
+    return sum(l.w * l.w);
+}
+"#,
+            expect![[r#"
+                /fixture/main.nb:2 `w`
+                /fixture/main.nb:3 `w`
+                /fixture/lib.nb:2 `w` (declaration)
+                /fixture/lib.nb:6 `w`
+                /fixture/lib.nb:6 `w`
             "#]],
         );
     }

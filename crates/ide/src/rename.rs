@@ -102,6 +102,26 @@ fn check_conflicts(
     references: &[crate::Reference],
     new_name: &str,
 ) -> Result<(), RenameError> {
+    // A field and a record type do not live in the scope of names: only their siblings clash.
+    match definition {
+        Definition::Local { def, .. } if def.kind(db) == DefKind::Struct => {
+            let body = hir::body(db, *def);
+            if body.params.iter().any(|&field| body.locals[field].name == new_name) {
+                return error(format!("the record already has a field `{new_name}`"));
+            }
+            return Ok(());
+        }
+        Definition::Record(def) => {
+            let files = std::iter::once(def.file(db)).chain(references.iter().map(|r| r.file.0));
+            for file in files {
+                if hir::record_types(db, file).contains_key(new_name) {
+                    return error(format!("the record type `{new_name}` already exists"));
+                }
+            }
+            return Ok(());
+        }
+        _ => {}
+    }
     for reference in references {
         let visible = hir::names_in_scope(db, reference.file.0, reference.range.start());
         if visible.iter().any(|(name, _)| name == new_name) {
@@ -131,7 +151,9 @@ fn check_conflicts(
             let global = def.kind(db) == DefKind::TopLevel && target.scope_depth == 0;
             (def.file(db), global)
         }
-        Definition::Builtin(_) | Definition::Label { .. } => return Ok(()),
+        Definition::Builtin(_) | Definition::Label { .. } | Definition::Record(_) => {
+            return Ok(());
+        }
     };
     if item_level {
         let files = std::iter::once(file).chain(references.iter().map(|r| r.file.0));
@@ -323,6 +345,61 @@ function float square(float x) {
                     return y;
                 }
                 Tensor s[8];
+            "#]],
+        );
+    }
+
+    #[test]
+    fn field_everywhere_it_is_used() {
+        check(
+            "weight",
+            "struct Linear {\n    Tensor w$0[n][m];\n    Tensor b[m];\n}\nfunction float f(Linear l) {\n    return sum(l.w);\n}\nLinear l = Linear { w: zeros([2, 3]), b: zeros([3]) };\nl.w[0, 0] = 1;\nprint(f(l));\n",
+            expect![[r#"
+                //- /fixture/main.nb
+                struct Linear {
+                    Tensor weight[n][m];
+                    Tensor b[m];
+                }
+                function float f(Linear l) {
+                    return sum(l.weight);
+                }
+                Linear l = Linear { weight: zeros([2, 3]), b: zeros([3]) };
+                l.weight[0, 0] = 1;
+                print(f(l));
+            "#]],
+        );
+    }
+
+    #[test]
+    fn field_onto_a_sibling_is_refused() {
+        check(
+            "b",
+            "struct Linear {\n    Tensor w[n][m];\n    Tensor b[m];\n}\nLinear l = Linear { w: zeros([2, 3]), b: zeros([3]) };\nprint(l.w$0);\n",
+            expect![[r#"
+                error: the record already has a field `b`
+            "#]],
+        );
+    }
+
+    #[test]
+    fn record_type() {
+        check(
+            "Dense",
+            "struct Linear$0 {\n    Tensor w[n][m];\n    Tensor b[m];\n}\nstruct Mlp {\n    Linear[i][h] l1;\n}\nfunction float f(Linear[n][m] l) {\n    return sum(l.w);\n}\nLinear l = Linear { w: zeros([2, 3]), b: zeros([3]) };\nprint(f(l));\n",
+            expect![[r#"
+                //- /fixture/main.nb
+                struct Dense {
+                    Tensor w[n][m];
+                    Tensor b[m];
+                }
+                struct Mlp {
+                    Dense[i][h] l1;
+                }
+                function float f(Dense[n][m] l) {
+                    return sum(l.w);
+                }
+                Dense l = Dense { w: zeros([2, 3]), b: zeros([3]) };
+                print(f(l));
             "#]],
         );
     }

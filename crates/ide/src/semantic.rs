@@ -1,5 +1,6 @@
 //! What each name in a file means: every declaration and use of a local, a top-level variable,
-//! a function, a built-in, a shape variable or an index label, with its file range. Hover,
+//! a function, a built-in, a shape variable, an index label, a record type or a field, with its
+//! file range. Hover,
 //! references, rename and semantic tokens all read this one index.
 //!
 //! All of it comes from HIR, which resolved every name once: the resolutions of name
@@ -24,6 +25,8 @@ pub(crate) enum Definition {
         local: LocalId,
     },
     Function(DefId),
+    /// A record type: its `struct`.
+    Record(DefId),
     Builtin(Builtin),
     /// An index label, which lives only inside its index statement.
     Label {
@@ -63,6 +66,12 @@ pub(crate) fn def_chunks(db: &dyn hir::Db, def: DefId) -> Vec<(SyntaxNode, TextS
             .iter()
             .map(|s| (SyntaxNode::new_root(s.node.clone()), s.offset))
             .collect(),
+        DefKind::Struct => tree
+            .structs
+            .get(index)
+            .map(|s| (SyntaxNode::new_root(s.node.clone()), s.offset))
+            .into_iter()
+            .collect(),
     }
 }
 
@@ -88,7 +97,9 @@ pub(crate) fn def_occurrences(db: &dyn hir::Db, def: DefId) -> Vec<Occurrence> {
         out.push(Occurrence { range, definition, is_decl: false });
     }
     for (local, data) in body.locals.iter() {
-        if data.name.is_empty() {
+        // The hidden size variables of a record type written without sizes (`l.n`) are
+        // declared by the type's name, which names the record type.
+        if data.name.is_empty() || data.name.contains('.') {
             continue;
         }
         let range = file_range(db, def, body.source_map.local(local));
@@ -99,6 +110,22 @@ pub(crate) fn def_occurrences(db: &dyn hir::Db, def: DefId) -> Vec<Occurrence> {
     {
         let range = file_range(db, def, span);
         out.push(Occurrence { range, definition: Definition::Function(def), is_decl: true });
+    }
+    if def.kind(db) == DefKind::Struct
+        && let Some(span) = hir::signature(db, def).name_span
+    {
+        let range = file_range(db, def, span);
+        out.push(Occurrence { range, definition: Definition::Record(def), is_decl: true });
+    }
+    // Record types named in types and literals, and the fields of literals and accesses.
+    for &(span, record) in body.source_map.record_uses() {
+        let range = file_range(db, def, span);
+        out.push(Occurrence { range, definition: Definition::Record(record), is_decl: false });
+    }
+    for &(span, record, field) in &result.field_uses {
+        let range = file_range(db, def, span);
+        let definition = Definition::Local { def: record, local: field };
+        out.push(Occurrence { range, definition, is_decl: false });
     }
     // The rule a `derivative` clause names, resolved in the file scope as the checker does.
     if def.kind(db) == DefKind::Function
@@ -212,7 +239,9 @@ pub(crate) fn token_at(root: &SyntaxNode, offset: TextSize) -> Option<SyntaxToke
 pub(crate) fn definition_name(db: &dyn hir::Db, definition: &Definition) -> String {
     match definition {
         Definition::Local { def, local } => hir::body(db, *def).locals[*local].name.to_string(),
-        Definition::Function(def) => hir::signature(db, *def).name.to_string(),
+        Definition::Function(def) | Definition::Record(def) => {
+            hir::signature(db, *def).name.to_string()
+        }
         Definition::Builtin(builtin) => builtin_info(*builtin).map(|i| i.name).unwrap_or("").into(),
         Definition::Label { name, .. } => name.to_string(),
     }
@@ -282,7 +311,10 @@ pub(crate) fn local_type_text(db: &dyn hir::Db, def: DefId, local: LocalId) -> S
 /// What kind of local it is, in words.
 pub(crate) fn local_kind_text(db: &dyn hir::Db, def: DefId, local: LocalId) -> &'static str {
     let data = &hir::body(db, def).locals[local];
+    let is_struct = def.kind(db) == DefKind::Struct;
     match data.kind {
+        hir::LocalKind::Param if is_struct => "field",
+        hir::LocalKind::ShapeVar if is_struct => "size parameter",
         hir::LocalKind::Param => "parameter",
         hir::LocalKind::ShapeVar => "shape variable",
         hir::LocalKind::Variable if def.kind(db) == DefKind::TopLevel && data.scope_depth == 0 => {

@@ -216,6 +216,7 @@ fn decided(ty: &Ty) -> bool {
         Ty::Error => false,
         Ty::Tensor(Shape::Ranked(dims)) => !dims.contains(&Dim::Unknown),
         Ty::Tuple(elements) => elements.iter().all(decided),
+        Ty::Record(record) => !record.sizes.contains(&Dim::Unknown),
         _ => true,
     }
 }

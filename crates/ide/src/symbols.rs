@@ -1,5 +1,6 @@
-//! Document symbols (a file's imports, functions, tests and top-level variables, in order) and
-//! workspace symbols (the same for every file, filtered by a query).
+//! Document symbols (a file's imports, functions, tests, record types with their fields and
+//! top-level variables, in order) and workspace symbols (the same for every file, filtered by
+//! a query).
 
 use hir::DefKind;
 use syntax::{AstNode, TextRange, ast};
@@ -17,6 +18,9 @@ pub enum SymbolKind {
     Parameter,
     ShapeVariable,
     IndexLabel,
+    /// A record type (`struct`).
+    Struct,
+    Field,
 }
 
 /// One entry of a file's outline.
@@ -71,6 +75,30 @@ pub(crate) fn document_symbols(db: &hir::Database, file: FileId) -> Vec<Structur
                     full_range,
                     focus_range,
                 });
+            }
+            DefKind::Struct => {
+                let Some(record) = tree.structs.get(index) else { continue };
+                let full_range = TextRange::at(record.offset, record.node.text_len());
+                let generic = hir::generic_record(db, def);
+                out.push(StructureNode {
+                    name: record.name.to_string(),
+                    kind: SymbolKind::Struct,
+                    detail: Some(format!("struct {}", hir::Ty::Record(generic.clone().into()))),
+                    full_range,
+                    focus_range: record.name_range.unwrap_or(full_range),
+                });
+                let body = hir::body(db, def);
+                for field in hir::record_fields(db, &generic) {
+                    let focus_range =
+                        semantic::file_range(db, def, body.source_map.local(field.local));
+                    out.push(StructureNode {
+                        name: field.name.to_string(),
+                        kind: SymbolKind::Field,
+                        detail: Some(field.ty.to_string()),
+                        full_range: focus_range,
+                        focus_range,
+                    });
+                }
             }
             DefKind::TopLevel => {
                 let body = hir::body(db, def);
@@ -196,5 +224,21 @@ print(loss(w));
             ]
         "#]]
         .assert_debug_eq(&names);
+    }
+
+    #[test]
+    fn record_types_and_their_fields() {
+        check(
+            "struct Linear {\n    Tensor w[n][m];\n    Tensor b[m];\n}\nstruct Mlp {\n    Linear[i][h] l1;\n    Linear[h][o] l2;\n}\nMlp net = Mlp {\n    l1: Linear { w: zeros([2, 3]), b: zeros([3]) },\n    l2: Linear { w: zeros([3, 1]), b: zeros([1]) },\n};\nprint(net);\n",
+            expect![[r#"
+                Struct Linear `Linear` struct Linear[n][m]
+                Field w `w` Tensor[n][m]
+                Field b `b` Tensor[m]
+                Struct Mlp `Mlp` struct Mlp[i][h][o]
+                Field l1 `l1` Linear[i][h]
+                Field l2 `l2` Linear[h][o]
+                Variable net `net` Mlp[2][3][1]
+            "#]],
+        );
     }
 }

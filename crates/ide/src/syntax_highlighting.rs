@@ -113,6 +113,7 @@ pub(crate) fn highlight(db: &hir::Database, file: FileId) -> Vec<HighlightedRang
 fn classify(db: &dyn hir::Db, definition: &Definition) -> (HlTag, HlMods) {
     match definition {
         Definition::Function(_) => (HlTag::Function, HlMods::NONE),
+        Definition::Record(_) => (HlTag::Type, HlMods::NONE),
         Definition::Builtin(_) => (HlTag::BuiltinFunction, HlMods::DEFAULT_LIBRARY),
         Definition::Label { .. } => (HlTag::IndexLabel, HlMods::NONE),
         Definition::Local { def, local } => {

@@ -359,9 +359,9 @@ fn essence(text: &str) -> Essence {
                 comments.push((token.kind, lines.collect::<Vec<_>>().join("\n")));
             }
             SyntaxKind::CAPITAL_BOOL_KW => tokens.push((SyntaxKind::BOOL_KW, "bool".to_owned())),
-            // A comma before a closing bracket is a trailing comma: the layout decides whether
-            // there is one.
-            SyntaxKind::R_PAREN | SyntaxKind::R_BRACK => {
+            // A comma before a closing bracket (or the brace of a record literal) is a trailing
+            // comma: the layout decides whether there is one.
+            SyntaxKind::R_PAREN | SyntaxKind::R_BRACK | SyntaxKind::R_CURLY => {
                 if tokens.last().is_some_and(|(kind, _)| *kind == SyntaxKind::COMMA) {
                     tokens.pop();
                 }

@@ -57,6 +57,7 @@ pub(crate) fn completion_kind(kind: ide::CompletionKind) -> lsp::CompletionItemK
             lsp::CompletionItemKind::VARIABLE
         }
         ide::CompletionKind::ShapeVariable => lsp::CompletionItemKind::TYPE_PARAMETER,
+        ide::CompletionKind::Field => lsp::CompletionItemKind::FIELD,
         ide::CompletionKind::Global => lsp::CompletionItemKind::CONSTANT,
         ide::CompletionKind::Function | ide::CompletionKind::Builtin => {
             lsp::CompletionItemKind::FUNCTION
@@ -76,6 +77,8 @@ pub(crate) fn symbol_kind(kind: ide::SymbolKind) -> lsp::SymbolKind {
         ide::SymbolKind::Constant => lsp::SymbolKind::CONSTANT,
         ide::SymbolKind::Parameter => lsp::SymbolKind::VARIABLE,
         ide::SymbolKind::ShapeVariable => lsp::SymbolKind::TYPE_PARAMETER,
+        ide::SymbolKind::Struct => lsp::SymbolKind::STRUCT,
+        ide::SymbolKind::Field => lsp::SymbolKind::FIELD,
     }
 }
 

@@ -141,7 +141,11 @@ fn capabilities() -> lsp::ServerCapabilities {
             },
         )),
         hover_provider: Some(lsp::HoverProviderCapability::Simple(true)),
-        completion_provider: Some(lsp::CompletionOptions::default()),
+        // `.` asks for the fields of a record.
+        completion_provider: Some(lsp::CompletionOptions {
+            trigger_characters: Some(vec![".".to_owned()]),
+            ..Default::default()
+        }),
         signature_help_provider: Some(lsp::SignatureHelpOptions {
             trigger_characters: Some(vec!["(".to_owned(), ",".to_owned()]),
             ..Default::default()

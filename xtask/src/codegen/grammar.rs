@@ -18,6 +18,7 @@ pub const PUNCT: &[(&str, &str)] = &[
     (",", "COMMA"),
     ("...", "DOT3"),
     ("..", "DOT2"),
+    (".", "DOT"),
     (";", "SEMICOLON"),
     (":", "COLON"),
     ("?", "QUESTION"),
@@ -83,6 +84,7 @@ pub const KEYWORDS: &[&str] = &[
     "test",
     "import",
     "none",
+    "struct",
     "derivative",
 ];
 

@@ -664,6 +664,10 @@ impl Repl {
                     }
                     None => continue,
                 },
+                ast::Item::StructDef(def) => match def.name() {
+                    Some(name) => (Key::Name(name.text().to_string()), Group::Item),
+                    None => continue,
+                },
                 ast::Item::Stmt(ast::Stmt::VarDecl(decl)) => {
                     let names = decl.declarators().filter_map(|d| d.name());
                     keys.extend(names.map(|name| Key::Name(name.text().to_string())));

@@ -82,6 +82,9 @@ impl UnitLowerer<'_, '_> {
                     _ => UnaryOp::from_name(builtin.name())
                         .ok_or_else(|| self.internal("this element-wise function", span))?,
                 };
+                if matches!(self.ty(arg(0)?), Ty::Record(_)) {
+                    return self.record_unary(op, arg(0)?, dest, span);
+                }
                 let a = self.expr(arg(0)?, Dest::Any)?;
                 let dst = self.dst(dest);
                 self.emit(Instr::Unary { op, dst, a }, span);
@@ -199,6 +202,9 @@ impl UnitLowerer<'_, '_> {
                         Some(text) => PrintItem::Text(text.into()),
                         None => match self.format_call(a)? {
                             Some(pieces) => PrintItem::Format(pieces),
+                            None if matches!(self.ty(a), Ty::Record(_)) => {
+                                PrintItem::Format(self.record_pieces(a)?)
+                            }
                             None => PrintItem::Value(self.expr(a, Dest::Any)?),
                         },
                     });
@@ -268,6 +274,9 @@ impl UnitLowerer<'_, '_> {
                 let y = arg(0)?;
                 let text = self.source_text(self.span_of(y)).into();
                 BuiltinCall::Backward { y: self.expr(y, Dest::Any)?, text }
+            }
+            B::Grad if matches!(self.ty(arg(0)?), Ty::Record(_)) => {
+                return self.record_grad(arg(0)?, dest);
             }
             B::Grad => BuiltinCall::GradOf(self.expr(arg(0)?, Dest::Any)?),
             B::StopGradient => BuiltinCall::StopGradient(self.expr(arg(0)?, Dest::Any)?),

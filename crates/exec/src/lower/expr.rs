@@ -131,7 +131,7 @@ impl UnitLowerer<'_, '_> {
         declared: bool,
     ) -> Result<Operand> {
         match conversion(from, to) {
-            Conversion::None => Ok(self.place_in(operand, dest, span)),
+            Conversion::None => Ok(self.place_value_in(operand, from, dest, span)),
             Conversion::IntToFloat => {
                 let dst = self.dst(dest);
                 self.emit(Instr::Cast { kind: CastKind::Float, dst, a: operand }, span);
@@ -157,10 +157,14 @@ impl UnitLowerer<'_, '_> {
 
     fn expr_inner(&mut self, expr: ExprId, dest: Dest) -> Result<Operand> {
         let span = self.span_of(expr);
+        if matches!(self.infer.type_of_expr(expr), Ty::Record(_)) {
+            return self.record_expr(expr, dest);
+        }
         match &self.body.exprs[expr] {
-            Expr::Missing | Expr::Transform { .. } | Expr::Tuple(_) => {
+            Expr::Missing | Expr::Transform { .. } | Expr::Tuple(_) | Expr::RecordLit { .. } => {
                 Err(self.internal("this expression", span))
             }
+            Expr::Field { .. } => self.field(expr, dest),
             Expr::Literal(literal) => {
                 let dst = self.dst(dest);
                 match literal {
@@ -722,7 +726,7 @@ impl UnitLowerer<'_, '_> {
     }
 
     /// `target = value` or `target op= value`; returns the new value of the target.
-    fn assign(
+    pub(super) fn assign(
         &mut self,
         expr: ExprId,
         op: Option<ArithOp>,
@@ -732,14 +736,16 @@ impl UnitLowerer<'_, '_> {
     ) -> Result<Operand> {
         let span = self.span_of(expr);
         match &self.body.exprs[target] {
-            Expr::Name { .. } => {
-                let Some(Resolution::Local(local)) = self.infer.resolution(target) else {
+            Expr::Name { .. } | Expr::Field { .. } => {
+                // A variable, or a field of one (`net.l1.w`), written in place.
+                let is_field = matches!(self.body.exprs[target], Expr::Field { .. });
+                let Some((local, slot)) = self.field_place(target)? else {
                     return Err(self.internal("an assignment to a non-local", span));
                 };
-                let Place::Slot(slot) = self.place_of(local)? else {
-                    return Err(self.internal("an assignment to a constant", span));
-                };
-                let target_ty = self.infer.type_of_local(local).clone();
+                let target_ty = self.ty(target);
+                if let Ty::Record(_) = target_ty {
+                    return self.record_assign(expr, op, target, value, slot);
+                }
                 let result_ty = match op {
                     None => {
                         let operand =
@@ -803,7 +809,12 @@ impl UnitLowerer<'_, '_> {
                         result_ty
                     }
                 };
-                self.check_assigned(local, slot, &target_ty, &result_ty, span)?;
+                match is_field {
+                    true => {
+                        self.check_field_assigned(target, slot, &target_ty, &result_ty, span)?
+                    }
+                    false => self.check_assigned(local, slot, &target_ty, &result_ty, span)?,
+                }
                 Ok(Operand::copy(slot))
             }
             Expr::Index { .. } => {
@@ -854,13 +865,11 @@ impl UnitLowerer<'_, '_> {
         }
     }
 
-    /// The slot of the variable an indexed write changes, refreshed when it is `var`.
+    /// The slot of the variable (or field of one) an indexed write changes, refreshed when it
+    /// is `var`.
     fn root_slot(&mut self, root: ExprId, span: RelSpan) -> Result<Slot> {
-        let Some(Resolution::Local(local)) = self.infer.resolution(root) else {
+        let Some((local, slot)) = self.field_place(root)? else {
             return Err(self.internal("an indexed write to a non-local", span));
-        };
-        let Place::Slot(slot) = self.place_of(local)? else {
-            return Err(self.internal("an indexed write to a constant", span));
         };
         if self.is_var(local) {
             self.emit(Instr::RefreshVar { slot }, span);
@@ -891,6 +900,62 @@ impl UnitLowerer<'_, '_> {
         });
         self.emit(Instr::CheckShape { slot, check }, span);
         Ok(())
+    }
+
+    /// Checks a value just stored in a tensor field against the field's shape, unless the
+    /// checker proved it.
+    fn check_field_assigned(
+        &mut self,
+        target: ExprId,
+        slot: Slot,
+        declared: &Ty,
+        value: &Ty,
+        span: RelSpan,
+    ) -> Result<()> {
+        if !declared.is_tensor() || shape_proven(declared, value) {
+            return Ok(());
+        }
+        let Some((dims, vars)) = self.ty_dims(declared)? else { return Ok(()) };
+        let name = self.source_text(self.span_of(target));
+        let check = self.add_check(ShapeCheck {
+            context: CheckContext::Assign { name },
+            declared: declared.to_string(),
+            vars,
+            dims,
+            ranked: true,
+        });
+        self.emit(Instr::CheckShape { slot, check }, span);
+        Ok(())
+    }
+
+    /// `a = b` of records, into the slots of the variable or field: every leaf, the shapes
+    /// checked as a declaration checks them.
+    fn record_assign(
+        &mut self,
+        expr: ExprId,
+        op: Option<ArithOp>,
+        target: ExprId,
+        value: ExprId,
+        slot: Slot,
+    ) -> Result<Operand> {
+        let span = self.span_of(expr);
+        let target_ty = self.ty(target);
+        let value_ty = match op {
+            None => {
+                // Built in temporaries first: the value may read the record it replaces.
+                let operand = self.value_as(value, &target_ty, Dest::Any, Some(span))?;
+                self.place_value_in(operand, &target_ty, Dest::Slot(slot), span);
+                self.ty(value)
+            }
+            Some(arith) => {
+                self.record_compound(expr, arith, target, value, slot)?;
+                target_ty.clone()
+            }
+        };
+        let name = self.source_text(self.span_of(target));
+        let context = CheckContext::Assign { name };
+        self.check_record(slot, &target_ty, Some(&value_ty), &|_| false, context, span)?;
+        Ok(Operand::copy(slot))
     }
 
     /// The dimensions a tensor variable must keep: as declared, or as inferred from its
@@ -1026,10 +1091,8 @@ impl UnitLowerer<'_, '_> {
             Expr::Transform { .. } => {
                 let callable = self.callable(callee)?;
                 let (params, results) = match self.ty(callee) {
-                    Ty::Fn(fn_ty) => match &fn_ty.ret {
-                        Ty::Tuple(elements) => (fn_ty.params.clone(), elements.len()),
-                        _ => (fn_ty.params.clone(), 1),
-                    },
+                    // A tuple's or a record's leaves, each in a slot.
+                    Ty::Fn(fn_ty) => (fn_ty.params.clone(), self.width(&fn_ty.ret) as usize),
                     _ => return Err(self.internal("a derivative without a type", span)),
                 };
                 let operands = self.arguments(&args, &params)?;
@@ -1067,10 +1130,7 @@ impl UnitLowerer<'_, '_> {
                     let params: Vec<Ty> =
                         signature.params.iter().map(|p| hir::ty_of_ref(&p.ty)).collect();
                     let void = signature.ret == TypeRef::Void;
-                    let results = match &signature.ret {
-                        TypeRef::Tuple(elements) => elements.len(),
-                        _ => 1,
-                    };
+                    let results = self.width(&hir::ty_of_ref(&signature.ret)) as usize;
                     if results > 1 {
                         return self.tuple_call(unit, &args, &params, results, dest, span);
                     }
@@ -1129,13 +1189,7 @@ impl UnitLowerer<'_, '_> {
     fn tuple_temps(&mut self, results: usize, dest: Option<Dest>) -> Slot {
         match dest {
             None => NO_SLOT,
-            Some(_) => {
-                let first = self.temp();
-                for _ in 1..results {
-                    self.temp();
-                }
-                first
-            }
+            Some(_) => self.temps(results as u32),
         }
     }
 
@@ -1167,7 +1221,9 @@ impl UnitLowerer<'_, '_> {
                 Some(param) => self.value_as(arg, param, Dest::Any, None)?,
                 None => self.expr(arg, Dest::Any)?,
             };
-            operands.push(operand);
+            // A record argument passes its leaves, one per slot of the parameter.
+            let ty = params.get(i).cloned().unwrap_or_else(|| self.ty(arg));
+            operands.extend(self.leaf_operands(operand, &ty));
         }
         Ok(operands.into_boxed_slice())
     }
@@ -1196,6 +1252,21 @@ impl UnitLowerer<'_, '_> {
                 if wrt.is_empty() && op != TransformOp::Checkpoint {
                     return Err(self.internal("a derivative without its parameters", span));
                 }
+                // The arguments are the parameters' leaves: a record passes several, and the
+                // transform differentiates in each of them.
+                let params = match self.ty(func) {
+                    Ty::Fn(fn_ty) => fn_ty.params.clone(),
+                    _ => return Err(self.internal("a derivative of no function type", span)),
+                };
+                let widths: Vec<usize> = params.iter().map(|p| self.width(p) as usize).collect();
+                let start = |k: usize| widths.iter().take(k).sum::<usize>();
+                let wrt = wrt
+                    .iter()
+                    .flat_map(|&k| {
+                        let first = start(k);
+                        first..first + widths.get(k).copied().unwrap_or(1)
+                    })
+                    .collect();
                 Callable::Transform { op, wrt, inner }
             }
             _ => return Err(self.internal("this callee", span)),

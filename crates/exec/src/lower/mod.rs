@@ -14,6 +14,7 @@
 mod builtin;
 mod expr;
 mod float_expr;
+mod record;
 mod stmt;
 
 use std::rc::Rc;
@@ -107,6 +108,8 @@ fn lower(db: &dyn Db, main: SourceFile, options: Options, entry: Option<Entry>) 
             let wanted = match def.kind(db) {
                 DefKind::Function | DefKind::TopLevel => true,
                 DefKind::Test => file == main,
+                // A record type has no code.
+                DefKind::Struct => false,
             };
             if wanted {
                 builder.unit_of.insert(def, defs.len() as u32);
@@ -131,12 +134,20 @@ fn lower(db: &dyn Db, main: SourceFile, options: Options, entry: Option<Entry>) 
                 && file == main
                 && let Some(entry) = &mut builder.entry
             {
-                // A session's variable keeps its slot and gets a home global besides.
+                // A session's variable keeps its slot and gets a home global besides (a record,
+                // one for each leaf).
                 let in_entry = entry.declared_in_entry(db, top, local);
                 entry.homes.push((local, builder.n_globals, in_entry));
-                entry.global_files.push((file, in_entry));
-                builder.global_names.push(data.name.to_string());
-                builder.n_globals += 1;
+                let ty = hir::infer(db, top).type_of_local(local);
+                for leaf in hir::leaves(db, ty) {
+                    entry.global_files.push((file, in_entry));
+                    let name = match leaf.path.is_empty() {
+                        true => data.name.to_string(),
+                        false => format!("{}.{}", data.name, leaf.dotted()),
+                    };
+                    builder.global_names.push(name);
+                    builder.n_globals += 1;
+                }
             }
         }
     }
@@ -280,10 +291,13 @@ impl ProgramBuilder<'_> {
         let infer = hir::infer(db, def);
         let mut places = FxHashMap::default();
         let mut next: Slot = 0;
+        // A record takes a slot for each of its leaves (see `record`).
+        let width = |local: LocalId| hir::width(db, infer.type_of_local(local)) as Slot;
         for &param in &body.params {
             places.insert(param, Place::Slot(next));
-            next += 1;
+            next += width(param);
         }
+        let n_params = next;
         let top = def.kind(db) == DefKind::TopLevel;
         for (local, _) in body.locals.iter() {
             if places.contains_key(&local) {
@@ -295,7 +309,7 @@ impl ProgramBuilder<'_> {
                 }
                 _ => {
                     places.insert(local, Place::Slot(next));
-                    next += 1;
+                    next += width(local);
                 }
             }
         }
@@ -346,7 +360,10 @@ impl ProgramBuilder<'_> {
         }
         let value = match (entry, root.last().map(|&stmt| &body.stmts[stmt])) {
             (Some(Entry { returns_value: true, .. }), Some(&hir::Stmt::Expr(expr)))
-                if !matches!(infer.type_of_expr(expr), Ty::Void | Ty::Error | Ty::Tuple(_)) =>
+                if !matches!(
+                    infer.type_of_expr(expr),
+                    Ty::Void | Ty::Error | Ty::Tuple(_) | Ty::Record(_)
+                ) =>
             {
                 root.pop();
                 Some(expr)
@@ -385,14 +402,10 @@ impl ProgramBuilder<'_> {
         }
         // Falling off the end returns nothing; jumps past the last statement land here too.
         lowerer.emit(Instr::Return { src: result }, end);
-        let n_params = body.params.len() as u32;
         let results = match def.kind(db) {
-            DefKind::Function => match &hir::signature(db, def).ret {
-                TypeRef::Tuple(elements) => elements.len() as u32,
-                _ => 1,
-            },
+            DefKind::Function => hir::width(db, &hir::ty_of_ref(&hir::signature(db, def).ret)),
             _ => 1,
-        };
+        } as u32;
         let mut unit = Unit {
             name,
             def,
@@ -601,15 +614,19 @@ impl<'db> UnitLowerer<'_, 'db> {
             let Place::Slot(slot) = self.place_of(local)? else {
                 return Err(RuntimeError::internal("a session variable without a slot"));
             };
-            let kind = match self.infer.type_of_local(local) {
-                Ty::Int => VariableKind::Int,
-                Ty::Float => VariableKind::Float,
-                Ty::Bool => VariableKind::Bool,
-                Ty::Char => VariableKind::Char,
-                Ty::Tensor(_) => VariableKind::Tensor,
-                _ => return Err(RuntimeError::internal("a session variable of no value type")),
-            };
-            variables.push(EntryVariable { slot, global, kind, in_entry });
+            let ty = self.infer.type_of_local(local);
+            for (i, leaf) in hir::leaves(self.db(), ty).into_iter().enumerate() {
+                let kind = match leaf.ty {
+                    Ty::Int => VariableKind::Int,
+                    Ty::Float => VariableKind::Float,
+                    Ty::Bool => VariableKind::Bool,
+                    Ty::Char => VariableKind::Char,
+                    Ty::Tensor(_) => VariableKind::Tensor,
+                    _ => return Err(RuntimeError::internal("a session variable of no value type")),
+                };
+                let (slot, global) = (slot + i as Slot, global + i as u32);
+                variables.push(EntryVariable { slot, global, kind, in_entry });
+            }
         }
         Ok(variables)
     }
@@ -805,29 +822,47 @@ impl<'db> UnitLowerer<'_, 'db> {
 
     // ----- functions -----
 
-    /// Checks the arguments' shapes and binds the shape variables of the parameters.
+    /// Checks the arguments' shapes and binds the shape variables of the parameters: those of
+    /// a record parameter's tensor leaves too, each in its slot.
     fn prologue(&mut self) -> Result<u32> {
         let body = self.body;
-        let shapes: Vec<&[Dim]> = body
-            .params
-            .iter()
-            .map(|&param| match &body.locals[param].ty {
-                TypeRef::Tensor(dims) => dims.as_slice(),
-                _ => &[],
-            })
-            .collect();
-        for (index, specs) in self.binding_checks(&shapes, &|_| true)? {
+        let db = self.db();
+        // Each tensor the parameters hold: its slot, its declared shape, the parameter, and
+        // the field it is, for a record.
+        let mut slots: Vec<(Slot, Vec<Dim>, usize, Option<String>)> = Vec::new();
+        for (index, &param) in body.params.iter().enumerate() {
+            let Place::Slot(slot) = self.place_of(param)? else {
+                return Err(RuntimeError::internal("a parameter without a slot"));
+            };
+            match &body.locals[param].ty {
+                TypeRef::Tensor(dims) => slots.push((slot, dims.clone(), index, None)),
+                TypeRef::Record(_) => {
+                    let ty = hir::ty_of_ref(&body.locals[param].ty);
+                    for (i, leaf) in hir::leaves(db, &ty).into_iter().enumerate() {
+                        let dims = leaf.ty.shape().and_then(Shape::dims).unwrap_or(&[]).to_vec();
+                        slots.push((slot + i as Slot, dims, index, Some(leaf.dotted())));
+                    }
+                }
+                _ => slots.push((slot, Vec::new(), index, None)),
+            }
+        }
+        let shapes: Vec<&[Dim]> = slots.iter().map(|(_, dims, _, _)| dims.as_slice()).collect();
+        for (i, specs) in self.binding_checks(&shapes, &|_| true)? {
+            let (slot, ref dims, index, ref field) = slots[i];
             let param = body.params[index];
-            let data = &body.locals[param];
+            let declared = match field {
+                Some(field) => format!("{} (field `{field}`)", Ty::tensor(dims.clone())),
+                None => hir::ty_of_ref(&body.locals[param].ty).to_string(),
+            };
             let check = self.add_check(ShapeCheck {
                 context: CheckContext::Argument { function: self.function_name.clone(), index },
-                declared: hir::ty_of_ref(&data.ty).to_string(),
-                vars: self.size_vars(shapes[index])?,
+                declared,
+                vars: self.size_vars(shapes[i])?,
                 dims: specs,
                 ranked: true,
             });
             let span = self.body.source_map.local(param);
-            self.emit(Instr::CheckShape { slot: index as Slot, check }, span);
+            self.emit(Instr::CheckShape { slot, check }, span);
         }
         Ok(self.here())
     }
@@ -854,7 +889,7 @@ impl<'db> UnitLowerer<'_, 'db> {
 /// Whether any value of a body may need releasing: tensors, and floats (a float tracked at
 /// several levels of differentiation is boxed).
 fn holds_heap(infer: &InferenceResult) -> bool {
-    let heap = |ty: &Ty| matches!(ty, Ty::Float | Ty::Tensor(_));
+    let heap = |ty: &Ty| matches!(ty, Ty::Float | Ty::Tensor(_) | Ty::Record(_));
     infer.expr_types.values().any(heap) || infer.local_types.values().any(heap)
 }
 

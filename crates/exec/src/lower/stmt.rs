@@ -300,6 +300,7 @@ impl UnitLowerer<'_, '_> {
                     Ty::Bool => ZeroKind::Bool,
                     Ty::Char => ZeroKind::Char,
                     Ty::Tensor(_) => ZeroKind::Tensor(self.decl_dims(local)?.into_boxed_slice()),
+                    Ty::Record(_) => return self.record_zeros(local, place, slot, span),
                     _ => return Err(self.internal("a declaration of this type", span)),
                 };
                 self.emit(Instr::Zero { dst: slot, kind: Box::new(kind) }, span);
@@ -322,14 +323,17 @@ impl UnitLowerer<'_, '_> {
             self.runtime_sizes(local, span)?;
         }
         let first = self.expr(init, Dest::Any)?.slot();
-        for (i, (&local, element)) in locals.iter().zip(&elements).enumerate() {
+        // Each element starts after the leaves of those before it.
+        let mut offset = 0;
+        for (&local, element) in locals.iter().zip(&elements) {
             let place = self.place_of(local)?;
             let declared = self.infer.type_of_local(local).clone();
             let slot = match place {
                 Place::Slot(slot) => slot,
                 Place::Global(_) => self.temp(),
             };
-            let item = Operand::take(first + i as u32);
+            let item = Operand::take(first + offset);
+            offset += self.width(element);
             let value = self.convert(item, element, &declared, Dest::Slot(slot), span, true)?;
             if value.slot() != slot {
                 self.emit(Instr::Copy { dst: slot, src: value }, span);
@@ -372,6 +376,26 @@ impl UnitLowerer<'_, '_> {
     ) -> Result<()> {
         let declared = self.infer.type_of_local(local).clone();
         let name = self.body.locals[local].name.to_string();
+        if let Ty::Record(_) = declared {
+            if self.is_var(local) {
+                self.record_leaves(slot, &declared, span);
+            }
+            if let hir::TypeRef::Record(record) = &self.body.locals[local].ty
+                && !record.inferred
+            {
+                let def = self.def;
+                let body = self.body;
+                let fresh = |var: &SizeVar| {
+                    var.def == def && body.locals[var.local].bound_by == Some(local)
+                };
+                let context = CheckContext::Initializer { name };
+                self.check_record(slot, &declared, init_ty, &fresh, context, span)?;
+            }
+            if let Place::Global(_) = place {
+                return Err(self.internal("a record in a global", span));
+            }
+            return Ok(());
+        }
         if self.is_var(local) {
             self.emit(Instr::Leaf { slot }, span);
         }
@@ -403,6 +427,35 @@ impl UnitLowerer<'_, '_> {
             self.emit(Instr::StoreGlobal { global, src: Operand::take(slot) }, span);
         }
         Ok(())
+    }
+
+    /// `Linear[2][3] l;`: a record of zeros, each leaf as a declaration of its type without an
+    /// initializer makes it.
+    fn record_zeros(
+        &mut self,
+        local: hir::LocalId,
+        place: Place,
+        slot: crate::code::Slot,
+        span: RelSpan,
+    ) -> Result<()> {
+        let declared = self.infer.type_of_local(local).clone();
+        for (i, leaf) in hir::leaves(self.db(), &declared).into_iter().enumerate() {
+            let kind = match &leaf.ty {
+                Ty::Int => ZeroKind::Int,
+                Ty::Float => ZeroKind::Float,
+                Ty::Bool => ZeroKind::Bool,
+                Ty::Char => ZeroKind::Char,
+                Ty::Tensor(shape) => {
+                    let dims = shape.dims().unwrap_or(&[]);
+                    let specs =
+                        dims.iter().map(|dim| self.dim_spec(dim)).collect::<Result<Vec<_>>>()?;
+                    ZeroKind::Tensor(specs.into_boxed_slice())
+                }
+                _ => return Err(self.internal("a record field of this type", span)),
+            };
+            self.emit(Instr::Zero { dst: slot + i as u32, kind: Box::new(kind) }, span);
+        }
+        self.finish_decl(local, place, slot, None, span)
     }
 
     /// The declared shape, when `init` is a flat literal of scalars that fills it row-major
@@ -454,6 +507,13 @@ impl UnitLowerer<'_, '_> {
         let value_ty = self.ty(value);
         let operand = self.value_as(value, &ret, Dest::Any, Some(span))?;
         self.check_returned(operand, &ret_ref, &value_ty, span)?;
+        // A record of several leaves returns them as a tuple does.
+        if self.width(&ret) > 1 {
+            let items = self.leaf_operands(operand, &ret);
+            let items = self.arg_range(&items);
+            self.emit(Instr::ReturnTuple { items }, span);
+            return Ok(());
+        }
         // `return a + b;` on ints: the arithmetic that made the temporary returns it directly.
         let fusable = ret == Ty::Int && operand.is_take() && self.last_bound != Some(self.here());
         if fusable
@@ -487,7 +547,7 @@ impl UnitLowerer<'_, '_> {
                     let value_ty = self.ty(element);
                     let operand = self.value_as(element, &ret, Dest::Any, Some(span))?;
                     self.check_returned(operand, ret_ref, &value_ty, span)?;
-                    items.push(operand);
+                    items.extend(self.leaf_operands(operand, &ret));
                 }
             }
             _ => {
@@ -498,12 +558,14 @@ impl UnitLowerer<'_, '_> {
                     return Err(self.internal("a tuple of another length", span));
                 }
                 let first = self.expr(value, Dest::Any)?.slot();
-                for (i, (value_ty, ret_ref)) in actual.iter().zip(expected).enumerate() {
+                let mut offset = 0;
+                for (value_ty, ret_ref) in actual.iter().zip(expected) {
                     let ret = hir::ty_of_ref(ret_ref);
-                    let item = Operand::take(first + i as u32);
+                    let item = Operand::take(first + offset);
+                    offset += self.width(value_ty);
                     let operand = self.convert(item, value_ty, &ret, Dest::Any, span, true)?;
                     self.check_returned(operand, ret_ref, value_ty, span)?;
-                    items.push(operand);
+                    items.extend(self.leaf_operands(operand, &ret));
                 }
             }
         }
@@ -522,6 +584,16 @@ impl UnitLowerer<'_, '_> {
         value_ty: &Ty,
         span: RelSpan,
     ) -> Result<()> {
+        if let hir::TypeRef::Record(_) = ret_ref {
+            let ret = hir::ty_of_ref(ret_ref);
+            let context = CheckContext::Return { function: self.function_name.clone() };
+            let slot = operand.slot();
+            // As for a tensor result: the sizes only the result type names are bound by it.
+            let in_params = self.param_size_vars();
+            let def = self.def;
+            let fresh = |var: &SizeVar| var.def == def && !in_params.contains(var);
+            return self.check_record(slot, &ret, Some(value_ty), &fresh, context, span);
+        }
         let hir::TypeRef::Tensor(dims) = ret_ref else { return Ok(()) };
         let ret = hir::ty_of_ref(ret_ref);
         if dims.is_empty()
@@ -547,18 +619,23 @@ impl UnitLowerer<'_, '_> {
     /// The checks of a returned value: the return type's extents, which bind the shape
     /// variables that only the return type names (`k` in `function Tensor[k] f(...)`).
     fn return_checks(&self, dims: &[Dim]) -> Result<Vec<Vec<DimSpec>>> {
-        let in_params: Vec<SizeVar> = self
-            .body
+        let in_params = self.param_size_vars();
+        let fresh = |var: &SizeVar| var.def == self.def && !in_params.contains(var);
+        let checks = self.binding_checks(&[dims], &fresh)?;
+        Ok(checks.into_iter().map(|(_, specs)| specs).collect())
+    }
+
+    /// The shape variables the parameters' extents and record sizes bind.
+    fn param_size_vars(&self) -> Vec<SizeVar> {
+        self.body
             .params
             .iter()
             .flat_map(|&p| match &self.body.locals[p].ty {
                 hir::TypeRef::Tensor(dims) => dims.iter().flat_map(Dim::vars).collect(),
+                hir::TypeRef::Record(record) => record.sizes.iter().flat_map(Dim::vars).collect(),
                 _ => Vec::new(),
             })
-            .collect();
-        let fresh = |var: &SizeVar| var.def == self.def && !in_params.contains(var);
-        let checks = self.binding_checks(&[dims], &fresh)?;
-        Ok(checks.into_iter().map(|(_, specs)| specs).collect())
+            .collect()
     }
 
     /// `C(i,j) op= factors...` as one contraction whose output labels are the target's.

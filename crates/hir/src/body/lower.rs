@@ -107,6 +107,13 @@ pub fn body_query(db: &dyn Db, def: DefId) -> Arc<LoweredBody> {
                 lowerer.body.root = root;
             }
         }
+        DefKind::Struct => {
+            if let Some(node) = source.chunks.first()
+                && let Some(def) = ast::StructDef::cast(SyntaxNode::new_root(node.clone()))
+            {
+                lowerer.lower_struct(&def);
+            }
+        }
         DefKind::TopLevel => {
             let mut root = Vec::new();
             for (i, node) in source.chunks.iter().enumerate() {
@@ -153,6 +160,9 @@ struct Lowerer<'db> {
     written: FxHashSet<SmolStr>,
     /// The sizes the declaration being lowered evaluates when it runs.
     runtime_sizes: Vec<(LocalId, ExprId)>,
+    /// The name of the parameter or field being lowered: the hidden size variables of a record
+    /// type written without sizes are named after it (`l.n`).
+    declaring: SmolStr,
 }
 
 /// One variable a declaration or a destructuring declaration declares (see
@@ -223,6 +233,7 @@ impl<'db> Lowerer<'db> {
             loop_depth: 0,
             written: FxHashSet::default(),
             runtime_sizes: Vec::new(),
+            declaring: SmolStr::default(),
         }
     }
 
@@ -291,7 +302,9 @@ impl<'db> Lowerer<'db> {
                 let span = self.body.source_map.local(local);
                 let previous_span = self.hir_span(self.body.source_map.local(previous));
                 let previous_kind = self.body.locals[previous].kind;
+                let is_struct = self.def.kind(self.db) == DefKind::Struct;
                 let what = match previous_kind {
+                    LocalKind::Param if is_struct => "a field",
                     LocalKind::Param => "a parameter",
                     LocalKind::ShapeVar => "a shape variable",
                     LocalKind::Variable => "a variable",
@@ -339,15 +352,7 @@ impl<'db> Lowerer<'db> {
         for param in fn_def.param_list().into_iter().flat_map(|list| list.params()) {
             self.lower_param(&param);
         }
-        let dims: Vec<Dim> = self
-            .body
-            .params
-            .iter()
-            .flat_map(|&p| match &self.body.locals[p].ty {
-                TypeRef::Tensor(dims) => dims.clone(),
-                _ => Vec::new(),
-            })
-            .collect();
+        let dims = self.param_dims();
         self.check_determined(&dims, &|_| true, "the parameters' extents");
         if let Some(ret) = fn_def.ret_type() {
             self.signature.ret_span = Some(self.span(ret.syntax()));
@@ -373,12 +378,78 @@ impl<'db> Lowerer<'db> {
         }
     }
 
+    /// The extents and record sizes of the parameters (or fields), which bind the shape
+    /// variables.
+    fn param_dims(&self) -> Vec<Dim> {
+        self.body
+            .params
+            .iter()
+            .flat_map(|&p| match &self.body.locals[p].ty {
+                TypeRef::Tensor(dims) => dims.clone(),
+                TypeRef::Record(record) => record.sizes.clone(),
+                _ => Vec::new(),
+            })
+            .collect()
+    }
+
+    /// `struct Linear { Tensor w[n][m]; Tensor b[m]; }`: each field as a parameter, whose
+    /// extents bind the record's size parameters.
+    fn lower_struct(&mut self, def: &ast::StructDef) {
+        self.scope_ends[0] = ScopeEnd { chunk: 0, offset: def.syntax().text_range().end() };
+        self.signature.name = def.name().map(|name| SmolStr::new(name.text())).unwrap_or_default();
+        self.signature.name_span = def.name().map(|name| self.span(name.syntax()));
+        let mut fields = 0;
+        for field in def.field_defs() {
+            fields += 1;
+            let name = field.name().map(|n| SmolStr::new(n.text())).unwrap_or_default();
+            let span = self.span(field.syntax());
+            let name_span = field.name().map_or(span, |n| self.span(n.syntax()));
+            self.declaring = name.clone();
+            let ty = match field.ty() {
+                Some(ty) => self.lower_type(&ty, field.dims().collect(), FreeDims::BindShapeVar),
+                None => TypeRef::Error,
+            };
+            if ty == TypeRef::Void {
+                self.error(Code::VoidValue, span, format!("field `{name}` cannot have type void"));
+            }
+            let local = self.alloc_local(
+                Local {
+                    name: name.clone(),
+                    qualifier: None,
+                    ty: ty.clone(),
+                    kind: LocalKind::Param,
+                    const_value: None,
+                    scope_depth: 0,
+                    bound_by: None,
+                },
+                name_span,
+            );
+            self.bind(&name, local);
+            self.body.params.push(local);
+            self.signature.params.push(ParamSig { name, qualifier: None, ty, span });
+        }
+        if fields == 0 && def.name().is_some() {
+            let span = self.span(def.syntax());
+            let name = self.signature.name.clone();
+            self.error(Code::RecordDefinition, span, format!("the record type `{name}` has no fields"))
+                .help("declare its fields in the braces, as in `struct Linear { Tensor w[n][m]; Tensor b[m]; }`");
+        }
+        let dims = self.param_dims();
+        self.check_determined(&dims, &|_| true, "the fields' extents");
+    }
+
+    /// The record type `name` names, if any: a `struct` of this file or of one it imports.
+    fn record_type(&self, name: &str) -> Option<DefId> {
+        crate::scope::record_types(self.db, self.def.file(self.db)).get(name).copied()
+    }
+
     fn lower_param(&mut self, param: &ast::Param) {
         let name = param.name().map(|n| SmolStr::new(n.text())).unwrap_or_default();
         let qualifier = qualifier_of(param.qualifier());
         let span = self.span(param.syntax());
         let name_span = param.name().map_or(span, |n| self.span(n.syntax()));
         let dims: Vec<ast::Dim> = param.dims().collect();
+        self.declaring = name.clone();
         let ty = match param.ty() {
             Some(ty) => self.lower_type(&ty, dims, FreeDims::BindShapeVar),
             None => TypeRef::Error,
@@ -660,10 +731,14 @@ impl<'db> Lowerer<'db> {
             self.body.locals[var].qualifier = qualifier.filter(|&q| q == Qualifier::Cns);
             self.body.runtime_sizes.push(RuntimeSize { decl: local, var, expr });
         }
+        let fresh_dims = match &self.body.locals[local].ty {
+            TypeRef::Tensor(dims) => Some(dims.clone()),
+            TypeRef::Record(record) => Some(record.sizes.clone()),
+            _ => None,
+        };
         if !fresh.is_empty()
-            && let TypeRef::Tensor(dims) = &self.body.locals[local].ty
+            && let Some(dims) = fresh_dims
         {
-            let dims = dims.clone();
             let def = self.def;
             let is_fresh = |var: &SizeVar| var.def == def && fresh.contains(&var.local);
             self.check_determined(&dims, &is_fresh, "the initializer's extents");
@@ -725,6 +800,9 @@ impl<'db> Lowerer<'db> {
                 }
                 lowered
             }
+            ast::Type::RecordType(record) => {
+                self.lower_record_type(record, extra, free, &mut fresh)
+            }
             ast::Type::TensorType(tensor) => {
                 let mut dims = Vec::new();
                 for dim in tensor.dims().chain(extra) {
@@ -734,6 +812,126 @@ impl<'db> Lowerer<'db> {
             }
         };
         (ty, fresh)
+    }
+
+    /// `Linear[n][m]` (or `Linear l[n][m]`, the sizes after the name, as `extra`): the `struct`
+    /// and a size for each of its size parameters.
+    fn lower_record_type(
+        &mut self,
+        record: &ast::RecordType,
+        extra: Vec<ast::Dim>,
+        free: FreeDims,
+        fresh: &mut Vec<LocalId>,
+    ) -> TypeRef {
+        let Some(name_ref) = record.name_ref() else { return TypeRef::Error };
+        let name = SmolStr::new(name_ref.text());
+        let name_span = self.span(name_ref.syntax());
+        let Some(def) = self.record_type(&name) else {
+            let candidates: Vec<(SmolStr, &'static str)> = {
+                let types = crate::scope::record_types(self.db, self.def.file(self.db));
+                let mut names: Vec<SmolStr> = types.keys().cloned().collect();
+                names.sort();
+                names.into_iter().map(|n| (n, "record type")).collect()
+            };
+            let hir_span = self.hir_span(name_span);
+            let diagnostic =
+                self.error(Code::UnknownType, name_span, format!("cannot find the type `{name}`"));
+            if !crate::suggest::did_you_mean_owned(diagnostic, &name, hir_span, &candidates) {
+                diagnostic.help(
+                    "a type is `int`, `float`, `char`, `bool`, `Tensor`, or a record type declared with `struct`",
+                );
+            }
+            return TypeRef::Error;
+        };
+        self.body.source_map.record_uses.push((name_span, def));
+        if self.def.kind(self.db) == DefKind::Struct
+            && crate::records::struct_reaches(self.db, def, self.def)
+        {
+            let own = self.signature.name.clone();
+            let span = self.span(record.syntax());
+            let message = match def == self.def {
+                true => format!("the record type `{own}` contains itself"),
+                false => format!("the record type `{own}` contains itself through `{name}`"),
+            };
+            self.error(Code::RecordDefinition, span, message)
+                .help("a record has a fixed number of leaves; a record cannot contain a record of its own type");
+            return TypeRef::Error;
+        }
+        let params = crate::records::size_params(self.db, def);
+        let dims: Vec<ast::Dim> = record.dims().chain(extra).collect();
+        let mut inferred = false;
+        let sizes = if dims.is_empty() && !params.is_empty() {
+            match free {
+                // A parameter or field: hidden shape variables that the argument binds.
+                FreeDims::BindShapeVar => params
+                    .iter()
+                    .map(|param| {
+                        let hidden = SmolStr::new(format!("{}.{}", self.declaring, param.name));
+                        let local = self.alloc_local(
+                            Local {
+                                name: hidden.clone(),
+                                qualifier: Some(Qualifier::Cns),
+                                ty: TypeRef::Int,
+                                kind: LocalKind::ShapeVar,
+                                const_value: None,
+                                scope_depth: self.depth(),
+                                bound_by: None,
+                            },
+                            name_span,
+                        );
+                        self.signature.shape_vars.push(hidden);
+                        Dim::var(self.size_var(local))
+                    })
+                    .collect(),
+                FreeDims::Allow => vec![Dim::Unknown; params.len()],
+                FreeDims::BindFromInit => {
+                    inferred = true;
+                    vec![Dim::Unknown; params.len()]
+                }
+                FreeDims::Declare | FreeDims::Reject => {
+                    let span = self.span(record.syntax());
+                    let names: Vec<String> =
+                        params.iter().map(|p| format!("[{}]", p.name)).collect();
+                    self.error(
+                        Code::RecordSizes,
+                        span,
+                        format!("the sizes of `{name}` are not known here"),
+                    )
+                    .help(format!(
+                        "write them, as in `{name}{}`, or give the variable an initializer",
+                        names.join("")
+                    ));
+                    return TypeRef::Error;
+                }
+            }
+        } else {
+            if dims.len() != params.len() {
+                let span = self.span(record.syntax());
+                let names: Vec<String> = params.iter().map(|p| format!("`{}`", p.name)).collect();
+                let diagnostic = self.error(
+                    Code::RecordSizes,
+                    span,
+                    format!(
+                        "`{name}` has {} size{}{}, but {} {} given",
+                        params.len(),
+                        if params.len() == 1 { "" } else { "s" },
+                        if names.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({})", names.join(", "))
+                        },
+                        dims.len(),
+                        if dims.len() == 1 { "is" } else { "are" },
+                    ),
+                );
+                diagnostic.help(
+                    "a record type takes one size for each size parameter of its `struct`, in the order they first appear in its fields",
+                );
+                return TypeRef::Error;
+            }
+            dims.iter().map(|dim| self.lower_dim(dim, free, fresh)).collect()
+        };
+        TypeRef::Record(RecordRef { def, name, sizes, inferred })
     }
 
     /// One bracketed dimension: a size expression over literals, `cns int` constants and shape
@@ -1041,7 +1239,9 @@ impl<'db> Lowerer<'db> {
     /// The value of a top-level `cns int` named in a dimension, recording the use: the file's
     /// own constants for its top level, the file scope's (imports included) elsewhere.
     fn global_constant(&mut self, name: &SmolStr, span: RelSpan) -> Option<i64> {
-        if self.def.kind(self.db) == DefKind::TopLevel {
+        // A `struct` reads its own file's constants only: the file scope depends on the top
+        // level, whose types depend on the `struct`.
+        if matches!(self.def.kind(self.db), DefKind::TopLevel | DefKind::Struct) {
             return self.globals.get(name).copied();
         }
         let scope = crate::scope::file_scope(self.db, self.def.file(self.db));
@@ -1100,6 +1300,63 @@ impl<'db> Lowerer<'db> {
             }
             ast::Expr::TensorLit(lit) => {
                 Expr::TensorLit(lit.exprs().map(|e| self.lower_expr(&e)).collect())
+            }
+            ast::Expr::RecordLit(lit) => {
+                let name = lit.name_ref().map(|n| SmolStr::new(n.text())).unwrap_or_default();
+                let def = match lit.name_ref() {
+                    Some(name_ref) => {
+                        let name_span = self.span(name_ref.syntax());
+                        let def = self.record_type(&name);
+                        match def {
+                            Some(def) => self.body.source_map.record_uses.push((name_span, def)),
+                            None => {
+                                let types =
+                                    crate::scope::record_types(self.db, self.def.file(self.db));
+                                let mut names: Vec<SmolStr> = types.keys().cloned().collect();
+                                names.sort();
+                                let candidates: Vec<(SmolStr, &'static str)> =
+                                    names.into_iter().map(|n| (n, "record type")).collect();
+                                let hir_span = self.hir_span(name_span);
+                                let diagnostic = self.error(
+                                    Code::UnknownType,
+                                    name_span,
+                                    format!("cannot find the record type `{name}`"),
+                                );
+                                if !crate::suggest::did_you_mean_owned(
+                                    diagnostic,
+                                    &name,
+                                    hir_span,
+                                    &candidates,
+                                ) {
+                                    diagnostic.help(
+                                        "a record literal names a type declared with `struct`",
+                                    );
+                                }
+                            }
+                        }
+                        def
+                    }
+                    None => None,
+                };
+                let fields = lit
+                    .record_fields()
+                    .map(|field| {
+                        let name =
+                            field.name_ref().map(|n| SmolStr::new(n.text())).unwrap_or_default();
+                        let span = field
+                            .name_ref()
+                            .map_or_else(|| self.span(field.syntax()), |n| self.span(n.syntax()));
+                        let value = self.lower_opt_expr(field.expr(), field.syntax());
+                        FieldInit { name, span, value }
+                    })
+                    .collect();
+                Expr::RecordLit { def, name, fields }
+            }
+            ast::Expr::FieldExpr(field) => {
+                let base = self.lower_opt_expr(field.expr(), node);
+                let name = field.name_ref().map(|n| SmolStr::new(n.text())).unwrap_or_default();
+                let span = field.name_ref().map_or(span, |n| self.span(n.syntax()));
+                Expr::Field { base, name, span }
             }
             ast::Expr::TupleExpr(tuple) => {
                 Expr::Tuple(tuple.exprs().map(|e| self.lower_expr(&e)).collect())

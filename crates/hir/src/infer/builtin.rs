@@ -121,11 +121,34 @@ impl InferCtx<'_> {
         if arg_tys.iter().any(Ty::is_error) && info.rule != Rule::Gradcheck {
             return Ty::Error;
         }
+        // Records go to the built-ins that lift over them and to `print` and `grad`; to any
+        // other, a record is an error of its own rather than a type mismatch.
+        let takes_records =
+            matches!(info.rule, Rule::Print | Rule::GradOfVariable | Rule::Elementwise);
+        if !takes_records
+            && let Some((&arg, ty)) =
+                args.iter().zip(&arg_tys).find(|(_, ty)| matches!(ty, Ty::Record(_)))
+        {
+            let span = self.expr_span(arg);
+            self.report(
+                Code::RecordOperand,
+                span,
+                format!("`{}` does not take a record, and this is {ty}", info.name),
+            )
+            .help("pass a field, as in `net.w`; over records, the arithmetic operators, the element-wise functions such as `sqrt`, `grad` and `print` apply field by field");
+            return Ty::Error;
+        }
         let name = info.name;
         match info.rule {
             Rule::Elementwise => match &arg_tys[0] {
                 Ty::Tensor(shape) => Ty::Tensor(shape.clone()),
                 Ty::Int | Ty::Float => Ty::Float,
+                // `sqrt(v)` of a record: field by field.
+                Ty::Record(_) if self.lifts(&arg_tys[0]) => arg_tys[0].clone(),
+                Ty::Record(_) => {
+                    self.not_liftable(expr, &format!("`{name}`"), &arg_tys[0]);
+                    Ty::Error
+                }
                 other => self.bad_arg(args[0], name, 0, other, "a number or a tensor"),
             },
             Rule::ElementwiseBinary => self.elementwise_binary(expr, name, args, &arg_tys),
@@ -327,14 +350,14 @@ impl InferCtx<'_> {
                     .help("assign the expression to a variable first, and use that variable in the computation");
                     return Ty::Error;
                 }
-                if !arg_tys[0].is_differentiable() {
+                if !self.is_differentiable(&arg_tys[0]) {
                     let span = self.expr_span(args[0]);
                     let ty = &arg_tys[0];
                     self.report(
                         Code::GradOfNonVariable,
                         span,
                         format!(
-                            "`grad` of {}: only float and tensor values have gradients",
+                            "`grad` of {}: only float and tensor values, and records of them, have gradients",
                             a(&ty)
                         ),
                     );
@@ -462,6 +485,7 @@ impl InferCtx<'_> {
                 .collect(),
             name: signature.name.to_string(),
             decl: signature.name_span.map(|span| HirSpan { def, span }),
+            fields: None,
         }
     }
 

@@ -8,7 +8,7 @@ use crate::{
     DefId,
     body::{Expr, ExprId, HirSpan, TransformOp, signature_query},
     diagnostics::Code,
-    ty::{Dim, FnTy, Shape, SizeVar, SolveError, Ty},
+    ty::{Dim, FnTy, RecordTy, Shape, SizeVar, SolveError, Ty},
 };
 
 /// A shape variable bound twice: its name, the first extent and the argument that bound it, and
@@ -21,6 +21,18 @@ pub(crate) struct Callee {
     pub param_spans: Vec<Option<HirSpan>>,
     pub name: String,
     pub decl: Option<HirSpan>,
+    /// The fields, for the constructor of a record literal: its arguments are named by them.
+    pub fields: Option<Vec<SmolStr>>,
+}
+
+impl Callee {
+    /// "argument 2 of `f`", or "field `w` of `Linear`" for a record literal.
+    pub(crate) fn argument(&self, index: usize) -> String {
+        match self.fields.as_ref().and_then(|fields| fields.get(index)) {
+            Some(field) => format!("field `{field}` of `{}`", self.name),
+            None => format!("argument {} of `{}`", index + 1, self.name),
+        }
+    }
 }
 
 impl InferCtx<'_> {
@@ -43,6 +55,7 @@ impl InferCtx<'_> {
                 .collect(),
             name: signature.name.to_string(),
             decl: signature.name_span.map(|span| HirSpan { def, span }),
+            fields: None,
         }
     }
 
@@ -188,12 +201,13 @@ impl InferCtx<'_> {
                     pairs.extend(pdims.iter().zip(adims).map(|(p, a)| (i, p.clone(), a.clone())));
                 }
                 (Ty::Tensor(_), Ty::Tensor(_)) => {}
+                (Ty::Record(p), Ty::Record(a)) if p.def == a.def => {
+                    pairs.extend(
+                        p.sizes.iter().zip(&a.sizes).map(|(p, a)| (i, p.clone(), a.clone())),
+                    );
+                }
                 _ => {
-                    let target = Target::Argument {
-                        callee: callee.name.clone(),
-                        index: i,
-                        param: param_span,
-                    };
+                    let target = Target::Argument { what: callee.argument(i), param: param_span };
                     self.check_coerce(arg, arg_ty, param_ty, target);
                 }
             }
@@ -319,15 +333,13 @@ impl InferCtx<'_> {
         let arg = args[index];
         let param_ty = &callee.fn_ty.params[index];
         let arg_ty = &arg_tys[index];
-        let mut message = format!(
-            "argument {} of `{}` must be {param_ty}, found {arg_ty}",
-            index + 1,
-            callee.name
-        );
-        let vars = param_ty
-            .shape()
-            .and_then(Shape::dims)
-            .map_or(Vec::new(), |dims| dims.iter().flat_map(Dim::vars).collect::<Vec<_>>());
+        let mut message = format!("{} must be {param_ty}, found {arg_ty}", callee.argument(index));
+        let dims = match param_ty {
+            Ty::Record(record) => Some(record.sizes.as_slice()),
+            other => other.shape().and_then(Shape::dims),
+        };
+        let vars =
+            dims.map_or(Vec::new(), |dims| dims.iter().flat_map(Dim::vars).collect::<Vec<_>>());
         let mut because: Vec<String> = Vec::new();
         let mut labels: Vec<(HirSpan, String)> = Vec::new();
         for binding in bindings.iter().filter(|b| vars.contains(&b.var)) {
@@ -361,7 +373,8 @@ impl InferCtx<'_> {
             diagnostic.label(span, text);
         }
         if let Some(param) = param_span {
-            diagnostic.label(param, format!("parameter declared {param_ty} here"));
+            let what = if callee.fields.is_some() { "field" } else { "parameter" };
+            diagnostic.label(param, format!("{what} declared {param_ty} here"));
         }
     }
 
@@ -383,22 +396,27 @@ impl InferCtx<'_> {
                 let first_ty =
                     args.get(*j).map(|&a| self.result.type_of_expr(a).clone()).unwrap_or(Ty::Error);
                 let this = self.describe(arg);
-                format!(
-                    "in this call to `{}`, shape variable {var} is {bound} from argument {} ({first} is {first_ty}) but {found} from argument {} ({this} is {arg_ty})",
-                    callee.name,
-                    j + 1,
-                    index + 1
-                )
+                match &callee.fields {
+                    Some(fields) => format!(
+                        "in this `{}`, size {var} is {bound} from field `{}` ({first} is {first_ty}) but {found} from field `{}` ({this} is {arg_ty})",
+                        callee.name,
+                        fields.get(*j).cloned().unwrap_or_default(),
+                        fields.get(index).cloned().unwrap_or_default(),
+                    ),
+                    None => format!(
+                        "in this call to `{}`, shape variable {var} is {bound} from argument {} ({first} is {first_ty}) but {found} from argument {} ({this} is {arg_ty})",
+                        callee.name,
+                        j + 1,
+                        index + 1
+                    ),
+                }
             }
-            None => format!(
-                "argument {} of `{}` must be {param_ty}, found {arg_ty}",
-                index + 1,
-                callee.name
-            ),
+            None => format!("{} must be {param_ty}, found {arg_ty}", callee.argument(index)),
         };
+        let what = if callee.fields.is_some() { "field" } else { "parameter" };
         let diagnostic = self.report(Code::ShapeVarConflict, span, message);
         if let Some(param) = param_span {
-            diagnostic.label(param, format!("parameter declared {param_ty} here"));
+            diagnostic.label(param, format!("{what} declared {param_ty} here"));
         }
     }
 
@@ -477,6 +495,16 @@ impl InferCtx<'_> {
             self.infer_expr(wrt);
         }
         if op == TransformOp::Checkpoint {
+            if let Some(record) = params.iter().chain([&ret]).find(|ty| matches!(ty, Ty::Record(_)))
+            {
+                self.report(
+                    Code::RecordOperand,
+                    span,
+                    format!("`checkpoint` of `{name}`, which takes or returns the record {record}: checkpointed functions take and return floats and tensors"),
+                )
+                .help("checkpoint a function of the record's fields");
+                return None;
+            }
             // The function itself: any parameters, any result.
             if let Some(wrt) = wrt {
                 let wrt_span = self.expr_span(wrt);
@@ -506,7 +534,13 @@ impl InferCtx<'_> {
             }
             let fn_ty = base.fn_ty.clone();
             let name = format!("checkpoint({name})");
-            return Some(Callee { fn_ty, param_spans: base.param_spans, name, decl: base.decl });
+            return Some(Callee {
+                fn_ty,
+                param_spans: base.param_spans,
+                name,
+                decl: base.decl,
+                fields: None,
+            });
         }
         let indices = match (op, wrt) {
             (TransformOp::Grad | TransformOp::ValueAndGrad, Some(wrt)) => {
@@ -553,7 +587,24 @@ impl InferCtx<'_> {
             }
             let k = index as usize;
             let wrt_ty = params[k].clone();
-            if !wrt_ty.is_differentiable() && !wrt_ty.is_error() {
+            // `grad` and `value_and_grad` differentiate in every leaf of a record; the other
+            // transforms would give records of records.
+            let grads = matches!(op, TransformOp::Grad | TransformOp::ValueAndGrad);
+            if let Ty::Record(_) = wrt_ty
+                && !grads
+            {
+                self.report(
+                    Code::RecordOperand,
+                    span,
+                    format!(
+                        "`{}` of `{name}` in parameter {k}, the record {wrt_ty}: only `grad` and `value_and_grad` differentiate with respect to a record",
+                        op.name()
+                    ),
+                )
+                .help("differentiate with respect to a tensor field: write a function that takes it and builds the record");
+                return None;
+            }
+            if !self.is_differentiable(&wrt_ty) && !wrt_ty.is_error() {
                 let diagnostic = self.report(
                     Code::GradOfNonVariable,
                     span,
@@ -567,6 +618,18 @@ impl InferCtx<'_> {
             wrt_tys.push(wrt_ty);
         }
         let wrt_ty = wrt_tys[0].clone();
+        if let Ty::Record(_) = ret {
+            self.report(
+                Code::RecordOperand,
+                span,
+                format!(
+                    "`{}` of `{name}`, which returns the record {ret}: transforms differentiate float and tensor results",
+                    op.name()
+                ),
+            )
+            .help("differentiate a function that returns one float or tensor computed from the record");
+            return None;
+        }
         if let Ty::Tuple(elements) = &ret {
             let count = elements.len();
             let diagnostic = self.report(
@@ -656,7 +719,13 @@ impl InferCtx<'_> {
             }
             TransformOp::Checkpoint => FnTy { params: params.clone(), ret },
         };
-        Some(Callee { fn_ty, param_spans, name: format!("{}({name})", op.name()), decl: base.decl })
+        Some(Callee {
+            fn_ty,
+            param_spans,
+            name: format!("{}({name})", op.name()),
+            decl: base.decl,
+            fields: None,
+        })
     }
 }
 
@@ -718,21 +787,24 @@ impl InferCtx<'_> {
 /// involve unbound ones become unknown.
 pub(crate) fn substitute(ty: &Ty, substitution: &[(SizeVar, Dim)]) -> Ty {
     match ty {
-        Ty::Tensor(Shape::Ranked(dims)) => Ty::tensor(
-            dims.iter()
-                .map(|dim| {
-                    dim.substitute(&mut |var| {
-                        substitution.iter().find(|(v, _)| v == var).map(|(_, d)| d.clone())
-                    })
-                    .unwrap_or(Dim::Unknown)
-                })
-                .collect(),
-        ),
+        Ty::Tensor(Shape::Ranked(dims)) => {
+            Ty::tensor(dims.iter().map(|dim| substitute_dim(dim, substitution)).collect())
+        }
         Ty::Tuple(elements) => {
             Ty::Tuple(elements.iter().map(|element| substitute(element, substitution)).collect())
         }
+        Ty::Record(record) => {
+            let sizes = record.sizes.iter().map(|dim| substitute_dim(dim, substitution)).collect();
+            Ty::Record(std::sync::Arc::new(RecordTy { sizes, ..(**record).clone() }))
+        }
         other => other.clone(),
     }
+}
+
+/// A size with the callee's shape variables replaced by what a call bound them to.
+fn substitute_dim(dim: &Dim, substitution: &[(SizeVar, Dim)]) -> Dim {
+    dim.substitute(&mut |var| substitution.iter().find(|(v, _)| v == var).map(|(_, d)| d.clone()))
+        .unwrap_or(Dim::Unknown)
 }
 
 /// A size variable of a callee as a call bound it: to what, and by which argument.

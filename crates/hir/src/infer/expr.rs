@@ -132,6 +132,14 @@ impl InferCtx<'_> {
                 }
                 self.join_branches(else_branch, &then_ty, &else_ty)
             }
+            Expr::RecordLit { def, name, fields } => {
+                let (def, name, fields) = (*def, name.clone(), fields.clone());
+                self.infer_record_lit(expr, def, &name, &fields)
+            }
+            Expr::Field { base, name, span } => {
+                let (base, name, span) = (*base, name.clone(), *span);
+                self.infer_field(expr, base, &name, span)
+            }
             Expr::Tuple(elements) => {
                 // `return (a, b);` types its tuple itself (see `infer_return`): anywhere else a
                 // tuple expression has nowhere to go.
@@ -717,6 +725,12 @@ impl InferCtx<'_> {
         match op {
             UnaryOp::Neg | UnaryOp::Plus => match ty {
                 Ty::Int | Ty::Float | Ty::Tensor(_) => ty,
+                Ty::Record(_) if self.lifts(&ty) => ty,
+                Ty::Record(_) => {
+                    let sign = if op == UnaryOp::Neg { "unary `-`" } else { "unary `+`" };
+                    self.not_liftable(expr, sign, &ty);
+                    Ty::Error
+                }
                 Ty::Char => Ty::Int,
                 other => {
                     if self.check_value(operand, &other) {
@@ -806,6 +820,23 @@ impl InferCtx<'_> {
         }
         if !self.check_value(lhs, lhs_ty) || !self.check_value(rhs, rhs_ty) {
             return Ty::Error;
+        }
+        if matches!(lhs_ty, Ty::Record(_)) || matches!(rhs_ty, Ty::Record(_)) {
+            let (symbol, arith) = match op {
+                BinaryOp::Arith(ArithOp::MatMul) => ("@", false),
+                BinaryOp::Arith(
+                    arith @ (ArithOp::Add
+                    | ArithOp::Sub
+                    | ArithOp::Mul
+                    | ArithOp::Div
+                    | ArithOp::Rem),
+                ) => (arith_symbol(arith), true),
+                BinaryOp::Arith(arith) => (arith_symbol(arith), false),
+                BinaryOp::Cmp(cmp) => (cmp_symbol(cmp), false),
+                BinaryOp::Logic(LogicOp::And) => ("&&", false),
+                BinaryOp::Logic(LogicOp::Or) => ("||", false),
+            };
+            return self.record_binary(expr, symbol, arith, [(lhs, lhs_ty), (rhs, rhs_ty)]);
         }
         match op {
             BinaryOp::Arith(ArithOp::MatMul) => self.matmul_result(expr, lhs, lhs_ty, rhs, rhs_ty),
@@ -1004,7 +1035,7 @@ impl InferCtx<'_> {
         if !writable || target_ty.is_error() {
             return Ty::Error;
         }
-        let element = !matches!(self.body.exprs[target], Expr::Name { .. });
+        let element = !matches!(self.body.exprs[target], Expr::Name { .. } | Expr::Field { .. });
         let result = match op {
             // A value written into a region broadcasts to it, as in NumPy: `t[:, 0] = 1`,
             // `t[none, 2] = row`.
@@ -1111,6 +1142,11 @@ impl InferCtx<'_> {
                 }
                 self.check_write(base)
             }
+            // `net.l1.w -= ...`: a field of a variable is written in place.
+            Expr::Field { base, .. } => {
+                let base = *base;
+                self.check_write(base)
+            }
             _ => {
                 let span = self.expr_span(target);
                 self.report(
@@ -1165,12 +1201,24 @@ impl InferCtx<'_> {
             | (Ty::Char, Ty::Char)
             | (Ty::Bool, Ty::Bool)
             | (Ty::Tensor(_), Ty::Int | Ty::Float) => {}
-            (Ty::Tensor(declared), Ty::Tensor(found)) => {
-                if shapes_compatible(declared, found)
-                    || self.is_flat_initializer(value, declared, &target)
-                {
+            (Ty::Tensor(_) | Ty::Record(_), Ty::Tensor(_) | Ty::Record(_))
+                if expected.is_tensor() == actual.is_tensor() =>
+            {
+                let fits = match (expected, actual) {
+                    (Ty::Tensor(declared), Ty::Tensor(found)) => {
+                        shapes_compatible(declared, found)
+                            || self.is_flat_initializer(value, declared, &target)
+                    }
+                    (Ty::Record(declared), Ty::Record(found)) if declared.def == found.def => {
+                        declared.sizes.iter().zip(&found.sizes).all(|(x, y)| !x.conflicts(y))
+                    }
+                    _ => false,
+                };
+                if fits {
                     return;
                 }
+                let other_record = matches!((expected, actual),
+                    (Ty::Record(x), Ty::Record(y)) if x.def != y.def);
                 let (message, label) = match &target {
                     Target::Local(local) | Target::Binding(local) => {
                         let name = self.body.locals[*local].name.clone();
@@ -1195,15 +1243,13 @@ impl InferCtx<'_> {
                     Target::Return(name) => {
                         (format!("`{name}` returns {expected}, but this value is {actual}"), None)
                     }
-                    Target::Argument { callee, index, param } => (
-                        format!(
-                            "argument {} of `{callee}` must be {expected}, found {actual}",
-                            index + 1
-                        ),
+                    Target::Argument { what, param } => (
+                        format!("{what} must be {expected}, found {actual}"),
                         param.map(|p| (p, format!("parameter declared {expected} here"))),
                     ),
                 };
                 let code = match target {
+                    _ if other_record => Code::TypeMismatch,
                     Target::Argument { .. } => Code::ShapeVarConflict,
                     _ => Code::DeclaredShapeMismatch,
                 };
@@ -1227,11 +1273,8 @@ impl InferCtx<'_> {
                     Target::Return(name) => {
                         format!("`{name}` returns {expected}, but this value is {actual}")
                     }
-                    Target::Argument { callee, index, .. } => {
-                        format!(
-                            "argument {} of `{callee}` must be {expected}, found {actual}",
-                            index + 1
-                        )
+                    Target::Argument { what, .. } => {
+                        format!("{what} must be {expected}, found {actual}")
                     }
                 };
                 // A cast of a tuple's element alone cannot be written in place.

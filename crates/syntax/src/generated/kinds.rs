@@ -24,6 +24,7 @@ pub enum SyntaxKind {
     COMMA,
     DOT3,
     DOT2,
+    DOT,
     SEMICOLON,
     COLON,
     QUESTION,
@@ -85,6 +86,7 @@ pub enum SyntaxKind {
     TEST_KW,
     IMPORT_KW,
     NONE_KW,
+    STRUCT_KW,
     DERIVATIVE_KW,
     INT_NUMBER,
     FLOAT_NUMBER,
@@ -98,6 +100,7 @@ pub enum SyntaxKind {
     FN_DEF,
     TEST_DEF,
     IMPORT,
+    STRUCT_DEF,
     NAME,
     NAME_REF,
     RET_TYPE,
@@ -108,8 +111,10 @@ pub enum SyntaxKind {
     PARAM,
     QUALIFIER,
     DIM,
+    FIELD_DEF,
     PRIM_TYPE,
     TENSOR_TYPE,
+    RECORD_TYPE,
     VAR_DECL,
     EXPR_STMT,
     IF_STMT,
@@ -140,6 +145,9 @@ pub enum SyntaxKind {
     BIN_EXPR,
     TERNARY_EXPR,
     TUPLE_EXPR,
+    RECORD_LIT,
+    FIELD_EXPR,
+    RECORD_FIELD,
     ARG_LIST,
     SLICE,
     ELLIPSIS,
@@ -176,6 +184,7 @@ impl SyntaxKind {
                 | TEST_KW
                 | IMPORT_KW
                 | NONE_KW
+                | STRUCT_KW
                 | DERIVATIVE_KW
         )
     }
@@ -191,6 +200,7 @@ impl SyntaxKind {
                 | COMMA
                 | DOT3
                 | DOT2
+                | DOT
                 | SEMICOLON
                 | COLON
                 | QUESTION
@@ -262,6 +272,7 @@ impl SyntaxKind {
             "test" => TEST_KW,
             "import" => IMPORT_KW,
             "none" => NONE_KW,
+            "struct" => STRUCT_KW,
             "derivative" => DERIVATIVE_KW,
             _ => return None,
         };
@@ -279,6 +290,7 @@ impl SyntaxKind {
             COMMA => ",",
             DOT3 => "...",
             DOT2 => "..",
+            DOT => ".",
             SEMICOLON => ";",
             COLON => ":",
             QUESTION => "?",
@@ -340,6 +352,7 @@ impl SyntaxKind {
             TEST_KW => "test",
             IMPORT_KW => "import",
             NONE_KW => "none",
+            STRUCT_KW => "struct",
             DERIVATIVE_KW => "derivative",
             _ => return None,
         };
@@ -352,4 +365,4 @@ impl SyntaxKind {
 }
 #[doc = r" The kind of a token, written as its spelling: `T![;]`, `T![function]`, `T!['(']`."]
 #[macro_export]
-macro_rules ! T { ['('] => { $ crate :: SyntaxKind :: L_PAREN } ; [')'] => { $ crate :: SyntaxKind :: R_PAREN } ; ['['] => { $ crate :: SyntaxKind :: L_BRACK } ; [']'] => { $ crate :: SyntaxKind :: R_BRACK } ; ['{'] => { $ crate :: SyntaxKind :: L_CURLY } ; ['}'] => { $ crate :: SyntaxKind :: R_CURLY } ; [,] => { $ crate :: SyntaxKind :: COMMA } ; [...] => { $ crate :: SyntaxKind :: DOT3 } ; [..] => { $ crate :: SyntaxKind :: DOT2 } ; [;] => { $ crate :: SyntaxKind :: SEMICOLON } ; [:] => { $ crate :: SyntaxKind :: COLON } ; [?] => { $ crate :: SyntaxKind :: QUESTION } ; [+] => { $ crate :: SyntaxKind :: PLUS } ; [-] => { $ crate :: SyntaxKind :: MINUS } ; [*] => { $ crate :: SyntaxKind :: STAR } ; [/] => { $ crate :: SyntaxKind :: SLASH } ; [%] => { $ crate :: SyntaxKind :: PERCENT } ; [@] => { $ crate :: SyntaxKind :: AT } ; [=] => { $ crate :: SyntaxKind :: EQ } ; [!] => { $ crate :: SyntaxKind :: BANG } ; [~] => { $ crate :: SyntaxKind :: TILDE } ; [<] => { $ crate :: SyntaxKind :: L_ANGLE } ; [>] => { $ crate :: SyntaxKind :: R_ANGLE } ; [&] => { $ crate :: SyntaxKind :: AMP } ; [|] => { $ crate :: SyntaxKind :: PIPE } ; [^] => { $ crate :: SyntaxKind :: CARET } ; [++] => { $ crate :: SyntaxKind :: PLUS2 } ; [--] => { $ crate :: SyntaxKind :: MINUS2 } ; [<<] => { $ crate :: SyntaxKind :: SHL } ; [>>] => { $ crate :: SyntaxKind :: SHR } ; [<=] => { $ crate :: SyntaxKind :: LTEQ } ; [>=] => { $ crate :: SyntaxKind :: GTEQ } ; [==] => { $ crate :: SyntaxKind :: EQ2 } ; [!=] => { $ crate :: SyntaxKind :: NEQ } ; [&&] => { $ crate :: SyntaxKind :: AMP2 } ; [||] => { $ crate :: SyntaxKind :: PIPE2 } ; [+=] => { $ crate :: SyntaxKind :: PLUSEQ } ; [-=] => { $ crate :: SyntaxKind :: MINUSEQ } ; [*=] => { $ crate :: SyntaxKind :: STAREQ } ; [/=] => { $ crate :: SyntaxKind :: SLASHEQ } ; [%=] => { $ crate :: SyntaxKind :: PERCENTEQ } ; [@=] => { $ crate :: SyntaxKind :: ATEQ } ; [<<=] => { $ crate :: SyntaxKind :: SHLEQ } ; [>>=] => { $ crate :: SyntaxKind :: SHREQ } ; [&=] => { $ crate :: SyntaxKind :: AMPEQ } ; [^=] => { $ crate :: SyntaxKind :: CARETEQ } ; [|=] => { $ crate :: SyntaxKind :: PIPEEQ } ; [char] => { $ crate :: SyntaxKind :: CHAR_KW } ; [int] => { $ crate :: SyntaxKind :: INT_KW } ; [float] => { $ crate :: SyntaxKind :: FLOAT_KW } ; [bool] => { $ crate :: SyntaxKind :: BOOL_KW } ; [Bool] => { $ crate :: SyntaxKind :: CAPITAL_BOOL_KW } ; [Tensor] => { $ crate :: SyntaxKind :: TENSOR_KW } ; [void] => { $ crate :: SyntaxKind :: VOID_KW } ; [var] => { $ crate :: SyntaxKind :: VAR_KW } ; [cns] => { $ crate :: SyntaxKind :: CNS_KW } ; [if] => { $ crate :: SyntaxKind :: IF_KW } ; [elif] => { $ crate :: SyntaxKind :: ELIF_KW } ; [else] => { $ crate :: SyntaxKind :: ELSE_KW } ; [loop] => { $ crate :: SyntaxKind :: LOOP_KW } ; [break] => { $ crate :: SyntaxKind :: BREAK_KW } ; [continue] => { $ crate :: SyntaxKind :: CONTINUE_KW } ; [return] => { $ crate :: SyntaxKind :: RETURN_KW } ; [function] => { $ crate :: SyntaxKind :: FUNCTION_KW } ; [sizeof] => { $ crate :: SyntaxKind :: SIZEOF_KW } ; [true] => { $ crate :: SyntaxKind :: TRUE_KW } ; [false] => { $ crate :: SyntaxKind :: FALSE_KW } ; [test] => { $ crate :: SyntaxKind :: TEST_KW } ; [import] => { $ crate :: SyntaxKind :: IMPORT_KW } ; [none] => { $ crate :: SyntaxKind :: NONE_KW } ; [derivative] => { $ crate :: SyntaxKind :: DERIVATIVE_KW } ; [ident] => { $ crate :: SyntaxKind :: IDENT } ; }
+macro_rules ! T { ['('] => { $ crate :: SyntaxKind :: L_PAREN } ; [')'] => { $ crate :: SyntaxKind :: R_PAREN } ; ['['] => { $ crate :: SyntaxKind :: L_BRACK } ; [']'] => { $ crate :: SyntaxKind :: R_BRACK } ; ['{'] => { $ crate :: SyntaxKind :: L_CURLY } ; ['}'] => { $ crate :: SyntaxKind :: R_CURLY } ; [,] => { $ crate :: SyntaxKind :: COMMA } ; [...] => { $ crate :: SyntaxKind :: DOT3 } ; [..] => { $ crate :: SyntaxKind :: DOT2 } ; [.] => { $ crate :: SyntaxKind :: DOT } ; [;] => { $ crate :: SyntaxKind :: SEMICOLON } ; [:] => { $ crate :: SyntaxKind :: COLON } ; [?] => { $ crate :: SyntaxKind :: QUESTION } ; [+] => { $ crate :: SyntaxKind :: PLUS } ; [-] => { $ crate :: SyntaxKind :: MINUS } ; [*] => { $ crate :: SyntaxKind :: STAR } ; [/] => { $ crate :: SyntaxKind :: SLASH } ; [%] => { $ crate :: SyntaxKind :: PERCENT } ; [@] => { $ crate :: SyntaxKind :: AT } ; [=] => { $ crate :: SyntaxKind :: EQ } ; [!] => { $ crate :: SyntaxKind :: BANG } ; [~] => { $ crate :: SyntaxKind :: TILDE } ; [<] => { $ crate :: SyntaxKind :: L_ANGLE } ; [>] => { $ crate :: SyntaxKind :: R_ANGLE } ; [&] => { $ crate :: SyntaxKind :: AMP } ; [|] => { $ crate :: SyntaxKind :: PIPE } ; [^] => { $ crate :: SyntaxKind :: CARET } ; [++] => { $ crate :: SyntaxKind :: PLUS2 } ; [--] => { $ crate :: SyntaxKind :: MINUS2 } ; [<<] => { $ crate :: SyntaxKind :: SHL } ; [>>] => { $ crate :: SyntaxKind :: SHR } ; [<=] => { $ crate :: SyntaxKind :: LTEQ } ; [>=] => { $ crate :: SyntaxKind :: GTEQ } ; [==] => { $ crate :: SyntaxKind :: EQ2 } ; [!=] => { $ crate :: SyntaxKind :: NEQ } ; [&&] => { $ crate :: SyntaxKind :: AMP2 } ; [||] => { $ crate :: SyntaxKind :: PIPE2 } ; [+=] => { $ crate :: SyntaxKind :: PLUSEQ } ; [-=] => { $ crate :: SyntaxKind :: MINUSEQ } ; [*=] => { $ crate :: SyntaxKind :: STAREQ } ; [/=] => { $ crate :: SyntaxKind :: SLASHEQ } ; [%=] => { $ crate :: SyntaxKind :: PERCENTEQ } ; [@=] => { $ crate :: SyntaxKind :: ATEQ } ; [<<=] => { $ crate :: SyntaxKind :: SHLEQ } ; [>>=] => { $ crate :: SyntaxKind :: SHREQ } ; [&=] => { $ crate :: SyntaxKind :: AMPEQ } ; [^=] => { $ crate :: SyntaxKind :: CARETEQ } ; [|=] => { $ crate :: SyntaxKind :: PIPEEQ } ; [char] => { $ crate :: SyntaxKind :: CHAR_KW } ; [int] => { $ crate :: SyntaxKind :: INT_KW } ; [float] => { $ crate :: SyntaxKind :: FLOAT_KW } ; [bool] => { $ crate :: SyntaxKind :: BOOL_KW } ; [Bool] => { $ crate :: SyntaxKind :: CAPITAL_BOOL_KW } ; [Tensor] => { $ crate :: SyntaxKind :: TENSOR_KW } ; [void] => { $ crate :: SyntaxKind :: VOID_KW } ; [var] => { $ crate :: SyntaxKind :: VAR_KW } ; [cns] => { $ crate :: SyntaxKind :: CNS_KW } ; [if] => { $ crate :: SyntaxKind :: IF_KW } ; [elif] => { $ crate :: SyntaxKind :: ELIF_KW } ; [else] => { $ crate :: SyntaxKind :: ELSE_KW } ; [loop] => { $ crate :: SyntaxKind :: LOOP_KW } ; [break] => { $ crate :: SyntaxKind :: BREAK_KW } ; [continue] => { $ crate :: SyntaxKind :: CONTINUE_KW } ; [return] => { $ crate :: SyntaxKind :: RETURN_KW } ; [function] => { $ crate :: SyntaxKind :: FUNCTION_KW } ; [sizeof] => { $ crate :: SyntaxKind :: SIZEOF_KW } ; [true] => { $ crate :: SyntaxKind :: TRUE_KW } ; [false] => { $ crate :: SyntaxKind :: FALSE_KW } ; [test] => { $ crate :: SyntaxKind :: TEST_KW } ; [import] => { $ crate :: SyntaxKind :: IMPORT_KW } ; [none] => { $ crate :: SyntaxKind :: NONE_KW } ; [struct] => { $ crate :: SyntaxKind :: STRUCT_KW } ; [derivative] => { $ crate :: SyntaxKind :: DERIVATIVE_KW } ; [ident] => { $ crate :: SyntaxKind :: IDENT } ; }

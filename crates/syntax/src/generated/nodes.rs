@@ -136,6 +136,44 @@ impl std::fmt::Display for Import {
         std::fmt::Display::fmt(self.syntax(), f)
     }
 }
+#[doc = " The `StructDef` node of `nabla.ungram`."]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct StructDef {
+    pub(crate) syntax: SyntaxNode,
+}
+impl StructDef {
+    pub fn struct_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::STRUCT_KW)
+    }
+    pub fn name(&self) -> Option<Name> {
+        support::child(&self.syntax)
+    }
+    pub fn l_curly_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::L_CURLY)
+    }
+    pub fn field_defs(&self) -> AstChildren<FieldDef> {
+        support::children(&self.syntax)
+    }
+    pub fn r_curly_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::R_CURLY)
+    }
+}
+impl AstNode for StructDef {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == SyntaxKind::STRUCT_DEF
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        if Self::can_cast(syntax.kind()) { Some(Self { syntax }) } else { None }
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+impl std::fmt::Display for StructDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self.syntax(), f)
+    }
+}
 #[doc = " The `Name` node of `nabla.ungram`."]
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Name {
@@ -437,6 +475,41 @@ impl std::fmt::Display for Dim {
         std::fmt::Display::fmt(self.syntax(), f)
     }
 }
+#[doc = " The `FieldDef` node of `nabla.ungram`."]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FieldDef {
+    pub(crate) syntax: SyntaxNode,
+}
+impl FieldDef {
+    pub fn ty(&self) -> Option<Type> {
+        support::child(&self.syntax)
+    }
+    pub fn name(&self) -> Option<Name> {
+        support::child(&self.syntax)
+    }
+    pub fn dims(&self) -> AstChildren<Dim> {
+        support::children(&self.syntax)
+    }
+    pub fn semicolon_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::SEMICOLON)
+    }
+}
+impl AstNode for FieldDef {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == SyntaxKind::FIELD_DEF
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        if Self::can_cast(syntax.kind()) { Some(Self { syntax }) } else { None }
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+impl std::fmt::Display for FieldDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self.syntax(), f)
+    }
+}
 #[doc = " The `PrimType` node of `nabla.ungram`."]
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PrimType {
@@ -484,6 +557,35 @@ impl AstNode for TensorType {
     }
 }
 impl std::fmt::Display for TensorType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self.syntax(), f)
+    }
+}
+#[doc = " The `RecordType` node of `nabla.ungram`."]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RecordType {
+    pub(crate) syntax: SyntaxNode,
+}
+impl RecordType {
+    pub fn name_ref(&self) -> Option<NameRef> {
+        support::child(&self.syntax)
+    }
+    pub fn dims(&self) -> AstChildren<Dim> {
+        support::children(&self.syntax)
+    }
+}
+impl AstNode for RecordType {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == SyntaxKind::RECORD_TYPE
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        if Self::can_cast(syntax.kind()) { Some(Self { syntax }) } else { None }
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+impl std::fmt::Display for RecordType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         std::fmt::Display::fmt(self.syntax(), f)
     }
@@ -1428,6 +1530,108 @@ impl std::fmt::Display for TupleExpr {
         std::fmt::Display::fmt(self.syntax(), f)
     }
 }
+#[doc = " The `RecordLit` node of `nabla.ungram`."]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RecordLit {
+    pub(crate) syntax: SyntaxNode,
+}
+impl RecordLit {
+    pub fn name_ref(&self) -> Option<NameRef> {
+        support::child(&self.syntax)
+    }
+    pub fn l_curly_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::L_CURLY)
+    }
+    pub fn record_fields(&self) -> AstChildren<RecordField> {
+        support::children(&self.syntax)
+    }
+    pub fn comma_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::COMMA)
+    }
+    pub fn r_curly_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::R_CURLY)
+    }
+}
+impl AstNode for RecordLit {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == SyntaxKind::RECORD_LIT
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        if Self::can_cast(syntax.kind()) { Some(Self { syntax }) } else { None }
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+impl std::fmt::Display for RecordLit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self.syntax(), f)
+    }
+}
+#[doc = " The `FieldExpr` node of `nabla.ungram`."]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FieldExpr {
+    pub(crate) syntax: SyntaxNode,
+}
+impl FieldExpr {
+    pub fn expr(&self) -> Option<Expr> {
+        support::child(&self.syntax)
+    }
+    pub fn dot_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::DOT)
+    }
+    pub fn name_ref(&self) -> Option<NameRef> {
+        support::child(&self.syntax)
+    }
+}
+impl AstNode for FieldExpr {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == SyntaxKind::FIELD_EXPR
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        if Self::can_cast(syntax.kind()) { Some(Self { syntax }) } else { None }
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+impl std::fmt::Display for FieldExpr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self.syntax(), f)
+    }
+}
+#[doc = " The `RecordField` node of `nabla.ungram`."]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RecordField {
+    pub(crate) syntax: SyntaxNode,
+}
+impl RecordField {
+    pub fn name_ref(&self) -> Option<NameRef> {
+        support::child(&self.syntax)
+    }
+    pub fn colon_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, SyntaxKind::COLON)
+    }
+    pub fn expr(&self) -> Option<Expr> {
+        support::child(&self.syntax)
+    }
+}
+impl AstNode for RecordField {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == SyntaxKind::RECORD_FIELD
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        if Self::can_cast(syntax.kind()) { Some(Self { syntax }) } else { None }
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+impl std::fmt::Display for RecordField {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self.syntax(), f)
+    }
+}
 #[doc = " The `ArgList` node of `nabla.ungram`."]
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ArgList {
@@ -1579,6 +1783,7 @@ pub enum Item {
     FnDef(FnDef),
     TestDef(TestDef),
     Import(Import),
+    StructDef(StructDef),
     Stmt(Stmt),
 }
 impl From<FnDef> for Item {
@@ -1596,6 +1801,11 @@ impl From<Import> for Item {
         Item::Import(node)
     }
 }
+impl From<StructDef> for Item {
+    fn from(node: StructDef) -> Item {
+        Item::StructDef(node)
+    }
+}
 impl From<Stmt> for Item {
     fn from(node: Stmt) -> Item {
         Item::Stmt(node)
@@ -1606,6 +1816,7 @@ impl AstNode for Item {
         FnDef::can_cast(kind)
             || TestDef::can_cast(kind)
             || Import::can_cast(kind)
+            || StructDef::can_cast(kind)
             || Stmt::can_cast(kind)
     }
     fn cast(syntax: SyntaxNode) -> Option<Self> {
@@ -1619,6 +1830,9 @@ impl AstNode for Item {
         if Import::can_cast(kind) {
             return Import::cast(syntax).map(Item::Import);
         }
+        if StructDef::can_cast(kind) {
+            return StructDef::cast(syntax).map(Item::StructDef);
+        }
         if Stmt::can_cast(kind) {
             return Stmt::cast(syntax).map(Item::Stmt);
         }
@@ -1629,6 +1843,7 @@ impl AstNode for Item {
             Item::FnDef(it) => it.syntax(),
             Item::TestDef(it) => it.syntax(),
             Item::Import(it) => it.syntax(),
+            Item::StructDef(it) => it.syntax(),
             Item::Stmt(it) => it.syntax(),
         }
     }
@@ -1763,6 +1978,7 @@ impl std::fmt::Display for Stmt {
 pub enum Type {
     PrimType(PrimType),
     TensorType(TensorType),
+    RecordType(RecordType),
 }
 impl From<PrimType> for Type {
     fn from(node: PrimType) -> Type {
@@ -1774,9 +1990,14 @@ impl From<TensorType> for Type {
         Type::TensorType(node)
     }
 }
+impl From<RecordType> for Type {
+    fn from(node: RecordType) -> Type {
+        Type::RecordType(node)
+    }
+}
 impl AstNode for Type {
     fn can_cast(kind: SyntaxKind) -> bool {
-        PrimType::can_cast(kind) || TensorType::can_cast(kind)
+        PrimType::can_cast(kind) || TensorType::can_cast(kind) || RecordType::can_cast(kind)
     }
     fn cast(syntax: SyntaxNode) -> Option<Self> {
         let kind = syntax.kind();
@@ -1786,12 +2007,16 @@ impl AstNode for Type {
         if TensorType::can_cast(kind) {
             return TensorType::cast(syntax).map(Type::TensorType);
         }
+        if RecordType::can_cast(kind) {
+            return RecordType::cast(syntax).map(Type::RecordType);
+        }
         None
     }
     fn syntax(&self) -> &SyntaxNode {
         match self {
             Type::PrimType(it) => it.syntax(),
             Type::TensorType(it) => it.syntax(),
+            Type::RecordType(it) => it.syntax(),
         }
     }
 }
@@ -1816,6 +2041,8 @@ pub enum Expr {
     BinExpr(BinExpr),
     TernaryExpr(TernaryExpr),
     TupleExpr(TupleExpr),
+    RecordLit(RecordLit),
+    FieldExpr(FieldExpr),
 }
 impl From<Literal> for Expr {
     fn from(node: Literal) -> Expr {
@@ -1882,6 +2109,16 @@ impl From<TupleExpr> for Expr {
         Expr::TupleExpr(node)
     }
 }
+impl From<RecordLit> for Expr {
+    fn from(node: RecordLit) -> Expr {
+        Expr::RecordLit(node)
+    }
+}
+impl From<FieldExpr> for Expr {
+    fn from(node: FieldExpr) -> Expr {
+        Expr::FieldExpr(node)
+    }
+}
 impl AstNode for Expr {
     fn can_cast(kind: SyntaxKind) -> bool {
         Literal::can_cast(kind)
@@ -1897,6 +2134,8 @@ impl AstNode for Expr {
             || BinExpr::can_cast(kind)
             || TernaryExpr::can_cast(kind)
             || TupleExpr::can_cast(kind)
+            || RecordLit::can_cast(kind)
+            || FieldExpr::can_cast(kind)
     }
     fn cast(syntax: SyntaxNode) -> Option<Self> {
         let kind = syntax.kind();
@@ -1939,6 +2178,12 @@ impl AstNode for Expr {
         if TupleExpr::can_cast(kind) {
             return TupleExpr::cast(syntax).map(Expr::TupleExpr);
         }
+        if RecordLit::can_cast(kind) {
+            return RecordLit::cast(syntax).map(Expr::RecordLit);
+        }
+        if FieldExpr::can_cast(kind) {
+            return FieldExpr::cast(syntax).map(Expr::FieldExpr);
+        }
         None
     }
     fn syntax(&self) -> &SyntaxNode {
@@ -1956,6 +2201,8 @@ impl AstNode for Expr {
             Expr::BinExpr(it) => it.syntax(),
             Expr::TernaryExpr(it) => it.syntax(),
             Expr::TupleExpr(it) => it.syntax(),
+            Expr::RecordLit(it) => it.syntax(),
+            Expr::FieldExpr(it) => it.syntax(),
         }
     }
 }

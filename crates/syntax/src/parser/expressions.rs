@@ -225,6 +225,18 @@ fn postfix(p: &mut Parser<'_>, mut lhs: CompletedMarker) -> CompletedMarker {
                 p.bump_any();
                 m.complete(p, POSTFIX_EXPR)
             }
+            T![.] => {
+                let m = lhs.precede(p);
+                p.bump(T![.]);
+                if p.at(IDENT) {
+                    let name = p.start();
+                    p.bump(IDENT);
+                    name.complete(p, NAME_REF);
+                } else {
+                    p.error("expected a field name after `.`");
+                }
+                m.complete(p, FIELD_EXPR)
+            }
             _ => return lhs,
         };
     }
@@ -302,6 +314,33 @@ fn arg_list(p: &mut Parser<'_>) {
     m.complete(p, ARG_LIST);
 }
 
+/// Whether a name starts a record literal: `Linear { w: ... }` or `Empty {}`.
+fn at_record_lit(p: &mut Parser<'_>) -> bool {
+    p.nth_at(1, T!['{']) && (p.nth_at(2, IDENT) && p.nth_at(3, T![:]) || p.nth_at(2, T!['}']))
+}
+
+/// `Linear { w: zeros([2, 3]), b: zeros([3]) }`
+fn record_lit(p: &mut Parser<'_>) -> CompletedMarker {
+    let m = p.start();
+    let name = p.start();
+    p.bump(IDENT);
+    name.complete(p, NAME_REF);
+    delimited(p, T!['{'], T!['}'], TokenSet::new(&[IDENT]), "a field", |p| {
+        let field = p.start();
+        let name = p.start();
+        p.bump(IDENT);
+        name.complete(p, NAME_REF);
+        p.expect(T![:]);
+        if p.at_ts(EXPR_FIRST) {
+            expr(p);
+        } else {
+            p.err_recover("expected the field's value", EXPR_RECOVERY);
+        }
+        field.complete(p, RECORD_FIELD);
+    });
+    m.complete(p, RECORD_LIT)
+}
+
 fn atom(p: &mut Parser<'_>) -> Option<CompletedMarker> {
     let kind = p.current();
     if LITERAL_FIRST.contains(kind) {
@@ -310,6 +349,7 @@ fn atom(p: &mut Parser<'_>) -> Option<CompletedMarker> {
         return Some(m.complete(p, LITERAL));
     }
     let done = match kind {
+        IDENT if at_record_lit(p) => record_lit(p),
         IDENT => path_expr(p),
         T!['('] => {
             let m = p.start();

@@ -204,11 +204,52 @@ fn parens_then_block(p: &Parser<'_>, n: usize) -> bool {
     }
 }
 
+/// Whether the identifier where a type belongs is a word from another language or a misspelt
+/// type keyword (reported by [`type_word`]) rather than the name of a record type.
+pub(super) fn is_type_word(p: &mut Parser<'_>) -> bool {
+    let text = p.nth_text(0);
+    matches!(
+        text,
+        "double"
+            | "real"
+            | "float32"
+            | "float64"
+            | "f32"
+            | "f64"
+            | "number"
+            | "Float"
+            | "long"
+            | "short"
+            | "int32_t"
+            | "int64_t"
+            | "i32"
+            | "i64"
+            | "usize"
+            | "size_t"
+            | "integer"
+            | "unsigned"
+            | "signed"
+            | "uint"
+            | "boolean"
+            | "array"
+            | "Array"
+            | "ndarray"
+            | "matrix"
+            | "Matrix"
+            | "vector"
+            | "Vector"
+            | "string"
+            | "String"
+            | "str"
+    ) || misspelt(text, TYPE_KEYWORDS).is_some()
+}
+
 /// A type Nabla does not have, written where a type belongs (the current token, an identifier):
-/// reported, and read as the Nabla type it stands for when there is one. The caller then parses
+/// reported, and read as the Nabla type it stands for when there is one; `true` when there is
+/// none (the word is then an unknown type, not the name of a record type). The caller then parses
 /// the type as usual; without a Nabla equivalent it becomes an unknown type, which the checker
 /// accepts silently.
-pub(super) fn type_word(p: &mut Parser<'_>) {
+pub(super) fn type_word(p: &mut Parser<'_>) -> bool {
     let text = p.nth_text(0);
     let (nabla, message): (Option<SyntaxKind>, String) = match text {
         "double" | "real" | "float32" | "float64" | "f32" | "f64" | "number" | "Float" => {
@@ -231,7 +272,7 @@ pub(super) fn type_word(p: &mut Parser<'_>) {
         _ => match misspelt(text, TYPE_KEYWORDS) {
             Some(keyword) => {
                 report_misspelt(p, keyword);
-                return;
+                return false;
             }
             None => (
                 None,
@@ -246,11 +287,16 @@ pub(super) fn type_word(p: &mut Parser<'_>) {
             let fix = kind.text().map(FixPlan::Replace);
             p.mistake(ForeignSyntax, message, None, fix);
             p.read_as(kind);
+            false
         }
         None if matches!(text, "string" | "String" | "str") => {
             p.mistake(ForeignSyntax, message, None, None);
+            true
         }
-        None => p.error(message),
+        None => {
+            p.error(message);
+            true
+        }
     }
 }
 

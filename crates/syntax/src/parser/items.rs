@@ -45,6 +45,11 @@ pub(super) fn source_file(p: &mut Parser<'_>) {
 }
 
 fn item(p: &mut Parser<'_>, top_level: bool) {
+    if p.at(IDENT) && p.nth_at(1, T!['[']) && typed_name_ahead(p) {
+        // `Linear[784][256] l = ...;`: a declaration of a record with its sizes.
+        var_decl(p, true);
+        return;
+    }
     if p.at(IDENT) && matches!(habits::ident_stmt(p, top_level), habits::Recognised::Parsed) {
         return;
     }
@@ -56,7 +61,7 @@ fn item(p: &mut Parser<'_>, top_level: bool) {
         return;
     }
     let kind = p.current();
-    if !top_level && matches!(kind, T![function] | T![test] | T![import]) {
+    if !top_level && matches!(kind, T![function] | T![test] | T![import] | T![struct]) {
         let what = kind.text().unwrap_or("item");
         p.error(format!("`{what}` is only allowed at the top level of a file"));
     }
@@ -64,6 +69,7 @@ fn item(p: &mut Parser<'_>, top_level: bool) {
         T![function] => fn_def(p),
         T![test] => test_def(p),
         T![import] => import(p),
+        T![struct] => struct_def(p),
         _ => stmt(p),
     }
 }
@@ -81,7 +87,7 @@ pub(super) fn fn_def_rest(p: &mut Parser<'_>) {
         let ret = p.start();
         tuple_type(p);
         ret.complete(p, RET_TYPE);
-    } else if p.at_ts(TYPE_FIRST) || p.at(IDENT) && p.nth_at(1, IDENT) {
+    } else if p.at_ts(TYPE_FIRST) || p.at(IDENT) && typed_name_ahead(p) {
         let ret = p.start();
         type_or_word(p);
         ret.complete(p, RET_TYPE);
@@ -145,11 +151,33 @@ fn param(p: &mut Parser<'_>) {
     typed_name(p, PARAM, "expected the parameter's type", "expected the parameter's name");
 }
 
+/// Whether a name here is a type followed by a declared name: `Linear l`, `Linear[n][m] l`.
+fn typed_name_ahead(p: &Parser<'_>) -> bool {
+    typed_name_after(p, 0)
+}
+
+/// Whether the name at `at` is a type followed by a declared name.
+fn typed_name_after(p: &Parser<'_>, at: usize) -> bool {
+    let mut i = at + 1;
+    let mut depth = 0usize;
+    loop {
+        match p.peek_kind(i) {
+            T!['['] => depth += 1,
+            T![']'] if depth > 0 => depth -= 1,
+            IDENT if depth == 0 => return true,
+            EOF | T![;] | T!['{'] | T!['}'] => return false,
+            _ if depth == 0 => return false,
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
 /// A parameter or a binding of a destructuring declaration: `var Tensor w[n][m]`.
 fn typed_name(p: &mut Parser<'_>, kind: SyntaxKind, missing_type: &str, missing_name: &str) {
     let m = p.start();
     qualifier(p);
-    if p.at_ts(TYPE_FIRST) || p.at(IDENT) && p.nth_at(1, IDENT) {
+    if p.at_ts(TYPE_FIRST) || p.at(IDENT) && typed_name_ahead(p) {
         type_or_word(p);
     } else {
         p.error(missing_type);
@@ -157,6 +185,39 @@ fn typed_name(p: &mut Parser<'_>, kind: SyntaxKind, missing_type: &str, missing_
     name(p, missing_name);
     dims(p);
     m.complete(p, kind);
+}
+
+/// `struct Linear { Tensor w[n][m]; Tensor b[m]; }`
+fn struct_def(p: &mut Parser<'_>) {
+    let m = p.start();
+    p.bump(T![struct]);
+    name(p, "expected the record's name, as in `struct Linear { ... }`");
+    if p.at(T!['{']) {
+        p.bump(T!['{']);
+        while !p.at(T!['}']) && !p.at_end() {
+            if p.at_ts(TYPE_FIRST) || p.at(IDENT) {
+                field_def(p);
+            } else if p.at_ts(STMT_RECOVERY) && !p.at(T![;]) {
+                break;
+            } else {
+                p.err_and_bump("expected a field, as in `Tensor w[n][m];`");
+            }
+        }
+        p.expect(T!['}']);
+    } else {
+        p.error("expected `{`: a record's fields are declared in braces");
+    }
+    m.complete(p, STRUCT_DEF);
+}
+
+/// `Tensor w[n][m];`
+fn field_def(p: &mut Parser<'_>) {
+    let m = p.start();
+    type_or_word(p);
+    name(p, "expected the field's name");
+    dims(p);
+    p.expect(T![;]);
+    m.complete(p, FIELD_DEF);
 }
 
 fn test_def(p: &mut Parser<'_>) {
@@ -237,9 +298,11 @@ fn stmt(p: &mut Parser<'_>) {
 }
 
 /// Whether `(` starts a destructuring declaration rather than an expression: a qualifier, or a
-/// type followed by a name (`(float)x` is a cast).
+/// type followed by a name (`(float)x` is a cast), a record type included (`(Mlp g, ...)`).
 fn at_tuple_decl(p: &mut Parser<'_>) -> bool {
-    matches!(p.nth(1), T![var] | T![cns]) || TYPE_FIRST.contains(p.nth(1)) && p.nth_at(2, IDENT)
+    matches!(p.nth(1), T![var] | T![cns])
+        || TYPE_FIRST.contains(p.nth(1)) && p.nth_at(2, IDENT)
+        || p.nth_at(1, IDENT) && typed_name_after(p, 1)
 }
 
 /// `(float loss, Tensor p[k][2]) = step(x);`
@@ -388,7 +451,7 @@ fn loop_stmt(p: &mut Parser<'_>) {
 pub(super) fn var_decl(p: &mut Parser<'_>, with_semicolon: bool) {
     let m = p.start();
     qualifier(p);
-    if p.at_ts(TYPE_FIRST) || p.at(IDENT) && p.nth_at(1, IDENT) {
+    if p.at_ts(TYPE_FIRST) || p.at(IDENT) && typed_name_ahead(p) {
         type_or_word(p);
     } else if p.at(IDENT) && matches!(p.nth(1), T![=] | T![;] | T![,]) {
         // JavaScript's `var x = 1;`.
@@ -437,8 +500,12 @@ pub(super) fn declarator_rest(p: &mut Parser<'_>) {
 /// A type, or an identifier where a type belongs (`flaot`, `double`, `Foo`): reported, and read
 /// as the type it stands for.
 fn type_or_word(p: &mut Parser<'_>) {
-    if p.at(IDENT) {
-        habits::type_word(p);
+    if p.at(IDENT) && habits::is_type_word(p) && habits::type_word(p) {
+        // Reported, with no Nabla type to read it as: an unknown type.
+        let m = p.start();
+        p.bump_any();
+        m.complete(p, PRIM_TYPE);
+        return;
     }
     ty(p);
 }
@@ -451,12 +518,18 @@ pub(super) fn qualifier(p: &mut Parser<'_>) {
     }
 }
 
-/// A type: `float`, `Tensor`, `Tensor[n][3]`. The caller checks that one starts here.
+/// A type: `float`, `Tensor`, `Tensor[n][3]`, `Linear`. The caller checks that one starts here.
 pub(super) fn ty(p: &mut Parser<'_>) {
     let m = p.start();
     if p.eat(T![Tensor]) {
         dims(p);
         m.complete(p, TENSOR_TYPE);
+    } else if p.at(IDENT) {
+        let name = p.start();
+        p.bump(IDENT);
+        name.complete(p, NAME_REF);
+        dims(p);
+        m.complete(p, RECORD_TYPE);
     } else {
         p.bump_any();
         m.complete(p, PRIM_TYPE);

@@ -15,7 +15,7 @@ const samplesDir = path.join(root, "test/grammar");
 const KEYWORDS = [
   "char", "int", "float", "bool", "Bool", "Tensor", "void", "var", "cns", "if", "elif", "else",
   "loop", "break", "continue", "return", "function", "sizeof", "true", "false", "test", "import",
-  "derivative",
+  "derivative", "struct",
 ];
 
 /** Built-in functions, language.md sections 3, 5.2, 6 (`einsum`) and 7, and the library. */
