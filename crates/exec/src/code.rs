@@ -813,6 +813,10 @@ pub enum Callable {
         wrt: Box<[usize]>,
         inner: u32,
     },
+    /// `checkpoint(segment, n)` of the callable `inner`: the call's last argument is `n`.
+    Segments {
+        inner: u32,
+    },
 }
 
 impl Callable {
@@ -1014,7 +1018,9 @@ impl Program {
                 Callable::Custom { function, rule } => {
                     (function as usize) < self.units.len() && (rule as usize) < self.units.len()
                 }
-                Callable::Transform { inner, .. } => (inner as usize) < self.callables.len(),
+                Callable::Transform { inner, .. } | Callable::Segments { inner } => {
+                    (inner as usize) < self.callables.len()
+                }
             };
             if !ok {
                 return Err("a callable names nothing".to_owned());

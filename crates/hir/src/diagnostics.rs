@@ -119,6 +119,7 @@ codes! {
     DerivativeSignature = "E0407", Error, "derivative rule does not fit the function";
     DerivativeParams = "E0408", Error, "function that cannot have a derivative rule";
     ParamList = "E0409", Error, "malformed list of parameters to differentiate in";
+    CheckpointSegment = "E0410", Error, "`checkpoint(f, n)` of a function that is not a segment";
     IndexLabelExtent = "E0500", Error, "index label ranges over two extents";
     IndexLabelRepeated = "E0501", Error, "label repeated on the left of an index statement";
     IndexLabelUnbound = "E0502", Error, "left label missing from the right side";

@@ -22,12 +22,24 @@ pub struct Round<'a> {
     pub figures: Result<HashMap<String, Figure>, String>,
 }
 
+/// What a line measures.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Quantity {
+    Seconds,
+    /// Peak memory above the baseline's, with each side's peak in all (when measured).
+    Bytes {
+        nabla_total: Option<f64>,
+        reference_total: Option<f64>,
+    },
+}
+
 /// One line of a group's table as one round measured it.
 #[derive(Clone, Debug)]
 pub enum Line {
-    /// A Nabla time beside a reference's.
+    /// A Nabla time (or memory) beside a reference's.
     Time {
         benchmark: String,
+        quantity: Quantity,
         nabla: Measured,
         tool: String,
         reference: Measured,
@@ -105,8 +117,8 @@ fn median_line(rounds: &[&Line]) -> [String; 5] {
         _ => None,
     };
     match rounds.get(chosen) {
-        Some(Line::Time { benchmark, nabla, tool, reference, target }) => {
-            time_row(benchmark, nabla, tool, reference, *target, range)
+        Some(Line::Time { benchmark, quantity, nabla, tool, reference, target }) => {
+            measured_row(*quantity, benchmark, nabla, tool, reference, *target, range)
         }
         Some(Line::Fixed(cells)) => cells.clone(),
         None => Default::default(),
@@ -117,6 +129,7 @@ fn median_line(rounds: &[&Line]) -> [String; 5] {
 fn lines(row: &Row, run: &mut Round<'_>) -> Vec<Line> {
     let time = |benchmark: &str, nabla: &Measured, tool: String, reference, target| Line::Time {
         benchmark: benchmark.to_owned(),
+        quantity: Quantity::Seconds,
         nabla: nabla.clone(),
         tool,
         reference,
@@ -146,6 +159,18 @@ fn lines(row: &Row, run: &mut Round<'_>) -> Vec<Line> {
         Row::PeakMemory { benchmark, nabla } => {
             vec![reported(run, benchmark, *nabla, |timings| timings.peak_bytes.map(format_bytes))]
         }
+        Row::MemoryRatio { benchmark, nabla, reference, tool, target } => {
+            let (nabla, nabla_total) = program_bytes(run, *nabla);
+            let (reference, reference_total) = program_bytes(run, *reference);
+            vec![Line::Time {
+                benchmark: benchmark.to_string(),
+                quantity: Quantity::Bytes { nabla_total, reference_total },
+                nabla,
+                tool: (*tool).to_owned(),
+                reference,
+                target: *target,
+            }]
+        }
     }
 }
 
@@ -172,7 +197,23 @@ pub fn format_bytes(bytes: f64) -> String {
     }
 }
 
-fn time_row(
+/// A program's peak memory less its baseline's, and its peak in all.
+fn program_bytes(run: &mut Round<'_>, program: Program) -> (Measured, Option<f64>) {
+    let mut peak = |file| -> Measured {
+        let timings = run.nabla.timings(run.root, file, program.flags)?;
+        timings.peak_bytes.ok_or_else(|| "peak memory not reported".to_owned())
+    };
+    let total = peak(program.file);
+    let baseline = match program.baseline {
+        Some(file) => peak(file),
+        None => Ok(0.0),
+    };
+    let above = total.clone().and_then(|total| Ok(total - baseline?));
+    (above, total.ok())
+}
+
+fn measured_row(
+    quantity: Quantity,
     benchmark: &str,
     nabla: &Measured,
     tool: &str,
@@ -180,12 +221,23 @@ fn time_row(
     target: Option<Target>,
     range: Option<(f64, f64)>,
 ) -> [String; 5] {
+    let format = |value: f64, total: Option<f64>| match (quantity, total) {
+        (Quantity::Seconds, _) => format_seconds(value),
+        (Quantity::Bytes { .. }, Some(total)) => {
+            format!("{} ({} in all)", format_bytes(value), format_bytes(total))
+        }
+        (Quantity::Bytes { .. }, None) => format_bytes(value),
+    };
+    let (nabla_total, reference_total) = match quantity {
+        Quantity::Bytes { nabla_total, reference_total } => (nabla_total, reference_total),
+        Quantity::Seconds => (None, None),
+    };
     let nabla_cell = match nabla {
-        Ok(seconds) => format_seconds(*seconds),
+        Ok(value) => format(*value, nabla_total),
         Err(reason) => format!("not measured: {reason}"),
     };
     let reference_cell = match reference {
-        Ok(seconds) => format!("{tool}: {}", format_seconds(*seconds)),
+        Ok(value) => format!("{tool}: {}", format(*value, reference_total)),
         Err(reason) => format!("{tool}: {reason}"),
     };
     let ratio = match (nabla, reference) {
@@ -297,14 +349,25 @@ mod tests {
     }
 
     #[test]
+    fn memory_rows_show_the_part_above_the_baseline_and_the_total() {
+        let target = Some(Target { max_ratio: 0.1, text: "≤ 0.1" });
+        let quantity = Quantity::Bytes { nabla_total: Some(34e6), reference_total: None };
+        let row = measured_row(quantity, "loop", &Ok(7e6), "plain", &Ok(110e6), target, None);
+        assert_eq!(row[1], "7.00 MB (34.0 MB in all)");
+        assert_eq!(row[2], "plain: 110 MB");
+        assert_eq!((row[3].as_str(), row[4].as_str()), ("0.064", "≤ 0.1 ✓"));
+    }
+
+    #[test]
     fn a_ratio_is_marked_only_when_both_sides_are_measured() {
         let target = Some(Target { max_ratio: 1.1, text: "≤ 1.1" });
-        let row = time_row("mm", &Ok(0.2), "NumPy", &Ok(0.1), target, None);
+        let row = measured_row(Quantity::Seconds, "mm", &Ok(0.2), "NumPy", &Ok(0.1), target, None);
         assert_eq!(row[3], "2.00");
         assert_eq!(row[4], "≤ 1.1 ✗");
-        let row = time_row("mm", &Ok(0.1), "NumPy", &Ok(0.1), target, None);
+        let row = measured_row(Quantity::Seconds, "mm", &Ok(0.1), "NumPy", &Ok(0.1), target, None);
         assert_eq!(row[4], "≤ 1.1 ✓");
-        let row = time_row(
+        let row = measured_row(
+            Quantity::Seconds,
             "mm",
             &Err("`nabla run` is not built yet".into()),
             "NumPy",
@@ -323,6 +386,7 @@ mod tests {
         let target = Some(Target { max_ratio: 1.0, text: "≤ 1" });
         let line = |nabla: f64, reference: f64| Line::Time {
             benchmark: "fib".into(),
+            quantity: Quantity::Seconds,
             nabla: Ok(nabla),
             tool: "CPython".into(),
             reference: Ok(reference),
@@ -334,6 +398,7 @@ mod tests {
         // An even count takes the lower median; a round without a ratio is left out.
         let unmeasured = Line::Time {
             benchmark: "fib".into(),
+            quantity: Quantity::Seconds,
             nabla: Err("failed".into()),
             tool: "CPython".into(),
             reference: Ok(1.0),

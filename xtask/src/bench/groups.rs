@@ -27,6 +27,15 @@ pub enum Row {
     TapeBytes { benchmark: &'static str, nabla: Program },
     /// The peak memory of a Nabla program's process (its resident set's high-water mark).
     PeakMemory { benchmark: &'static str, nabla: Program },
+    /// A Nabla program's peak resident memory against another's, each less its baseline's (the
+    /// memory of the process itself); the target applies to the ratio.
+    MemoryRatio {
+        benchmark: &'static str,
+        nabla: Program,
+        reference: Program,
+        tool: &'static str,
+        target: Option<Target>,
+    },
 }
 
 /// A Nabla program's figure: its median run time, less its baseline's (the same set-up without
@@ -124,6 +133,16 @@ const MLP_STEP: Program = kernel("autodiff/mlp_step.nb", "autodiff/mlp_setup.nb"
 const AFFINE_SIN_WARM: Program =
     kernel("autodiff/affine_sin_gradient_warm.nb", "autodiff/affine_sin_gradient.nb", 4.0);
 const ADD_WARM: Program = kernel("autodiff/add_gradient_warm.nb", "autodiff/add_gradient.nb", 4.0);
+/// The loop at 10^7 iterations, recorded whole and checkpointed; a run that only prints is the
+/// baseline of their memory (the process itself).
+const AFFINE_SIN_PLAIN: Program = Program {
+    baseline: Some("autodiff/print_only.nb"),
+    ..once("autodiff/affine_sin_gradient_1e7.nb")
+};
+const AFFINE_SIN_CHECKPOINT: Program = Program {
+    baseline: Some("autodiff/print_only.nb"),
+    ..once("autodiff/affine_sin_checkpoint_1e7.nb")
+};
 const PER_ITERATION: Target = Target { max_ratio: 0.01, text: "≤ 0.01 (≥ 100x faster)" };
 
 const AUTODIFF: Group = Group {
@@ -222,6 +241,24 @@ const AUTODIFF: Group = Group {
             },
             target: Some(Target { max_ratio: 2.0, text: "≤ 2" }),
         },
+        Row::Time {
+            benchmark: "loop `x = x * a + sin(x) * b`, 10^7 iterations, gradient: \
+                        `checkpoint(segment, n)` (segments of about sqrt(n) steps) / recorded whole",
+            nabla: AFFINE_SIN_CHECKPOINT,
+            reference: Reference::Nabla {
+                program: AFFINE_SIN_PLAIN,
+                tool: "Nabla, recorded whole",
+            },
+            target: Some(Target { max_ratio: 2.5, text: "≤ 2.5" }),
+        },
+        Row::MemoryRatio {
+            benchmark: "loop `x = x * a + sin(x) * b`, 10^7 iterations, gradient, peak memory: \
+                        `checkpoint(segment, n)` / recorded whole",
+            nabla: AFFINE_SIN_CHECKPOINT,
+            reference: AFFINE_SIN_PLAIN,
+            tool: "Nabla, recorded whole",
+            target: Some(Target { max_ratio: 0.1, text: "≤ 0.1" }),
+        },
         Row::TapeBytes {
             benchmark: "tape memory per recorded scalar op, loop `x = x + one`",
             nabla: once("autodiff/add_gradient.nb"),
@@ -241,7 +278,12 @@ const AUTODIFF: Group = Group {
             process\" run the gradient five times in one program, less a program that runs it \
             once, divided by four, so that every repetition reuses the memory of the one before, \
             as JAX's does. The MLP step is forward, softmax \
-            cross-entropy, backward and a gradient-descent update of all four parameters.",
+            cross-entropy, backward and a gradient-descent update of all four parameters. The \
+            checkpointing rows run the loop 10^7 times, recorded whole (80 MB of tape) and as \
+            `checkpoint(segment, n)`, which keeps one record per segment of 3163 steps and \
+            recomputes each segment during the backward pass (both print the same bits); the \
+            memory is each process's peak resident memory (Linux's `VmHWM`) less that of a \
+            process that runs a program printing one number, with the totals in parentheses.",
 };
 
 const CHAIN_FORWARD: Program = kernel("einsum/chain_forward.nb", "einsum/chain_setup.nb", 1.0);

@@ -175,6 +175,18 @@ impl AdContext for Machine<'_, '_> {
     }
 }
 
+/// The steps of each segment of `checkpoint(segment, n)`: the least `k` with `k * k >= n`, so
+/// that about `sqrt(n)` segments of about `sqrt(n)` steps keep about `2 sqrt(n)` records (one
+/// per segment on the tape, and one segment's recording at a time during the backward pass), the
+/// least for a single level of checkpoints.
+fn segment_length(n: i64) -> i64 {
+    let mut k = (n.max(1) as f64).sqrt() as i64;
+    while k.saturating_mul(k) < n {
+        k += 1;
+    }
+    k.max(1)
+}
+
 /// Locates an error at instruction `$pc` of the current frame and returns it.
 macro_rules! fail {
     ($machine:expr, $error:expr, $pc:expr) => {
@@ -1718,6 +1730,7 @@ impl<'p, 'o> Machine<'p, 'o> {
             Callable::Transform { op: TransformOp::Checkpoint, inner, .. } => {
                 return self.call_checkpoint(inner, args);
             }
+            Callable::Segments { inner } => return self.call_segments(inner, args),
             Callable::Transform { op, ref wrt, inner } => match **wrt {
                 [wrt] if op != TransformOp::ValueAndGrad => (op, wrt, inner),
                 _ => return Err(RuntimeError::internal("a tuple of derivatives as one value")),
@@ -1801,6 +1814,30 @@ impl<'p, 'o> Machine<'p, 'o> {
                 Ok(self.tape.push(level, op, output)?)
             }
         }
+    }
+
+    /// `checkpoint(segment, n)(x, args...)` for the function of `callable`, with `n` the last of
+    /// `args`: `x = checkpoint(segment)(x, args..., steps)` for consecutive segments of
+    /// [`segment_length`] steps (the last one shorter) that add up to `n` (none when `n <= 0`).
+    fn call_segments(
+        &mut self,
+        callable: u32,
+        mut args: Vec<Value>,
+    ) -> Result<Value, RuntimeError> {
+        let (Some(&Value::Int(total)), true) = (args.last(), args.len() >= 2) else {
+            return Err(RuntimeError::internal("a checkpointed loop without its step count"));
+        };
+        let last = args.len() - 1;
+        let length = segment_length(total);
+        let mut done = 0;
+        while done < total {
+            let steps = length.min(total - done);
+            args[last] = Value::Int(steps);
+            let x = self.call_checkpoint(callable, args.clone())?;
+            args[0] = x;
+            done += steps;
+        }
+        Ok(args.swap_remove(0))
     }
 
     /// `gradcheck(f, args...)` for the function of `callable` (its rule's derivative when it

@@ -1095,7 +1095,14 @@ impl UnitLowerer<'_, '_> {
                     Ty::Fn(fn_ty) => (fn_ty.params.clone(), self.width(&fn_ty.ret) as usize),
                     _ => return Err(self.internal("a derivative without a type", span)),
                 };
-                let operands = self.arguments(&args, &params)?;
+                let mut operands = self.arguments(&args, &params)?.into_vec();
+                if let Some((steps, at)) = self.segment_steps(callee) {
+                    // The step count of `checkpoint(segment, n)` is passed where `segment`
+                    // takes it, after the arguments of `checkpoint(segment, n)` itself (so
+                    // before a tangent or cotangent that a transform around it adds).
+                    let steps = self.value_as(steps, &Ty::Int, Dest::Any, None)?;
+                    operands.insert(at.min(operands.len()), steps);
+                }
                 if results > 1 {
                     // A tuple, in consecutive temporaries as a function of several results
                     // leaves it (see `tuple_call`).
@@ -1228,6 +1235,21 @@ impl UnitLowerer<'_, '_> {
         Ok(operands.into_boxed_slice())
     }
 
+    /// In a chain of transforms around `checkpoint(segment, n)`, `n` and the position of the
+    /// step count among the call's arguments: `segment`'s last parameter.
+    fn segment_steps(&self, mut callee: ExprId) -> Option<(ExprId, usize)> {
+        loop {
+            match self.body.exprs[callee] {
+                Expr::Transform { op: TransformOp::Checkpoint, func, wrt: Some(steps) } => {
+                    let Ty::Fn(fn_ty) = self.ty(func) else { return None };
+                    return Some((steps, fn_ty.params.len().saturating_sub(1)));
+                }
+                Expr::Transform { func, .. } => callee = func,
+                _ => return None,
+            }
+        }
+    }
+
     /// A function as a callable: its unit, with its derivative rule's when it has one.
     pub(super) fn function_callable(&self, def: hir::DefId) -> Result<Callable> {
         let function = self.unit_of(def)?;
@@ -1245,6 +1267,9 @@ impl UnitLowerer<'_, '_> {
                 Some(Resolution::Function(def)) => self.function_callable(def)?,
                 _ => return Err(self.internal("a derivative of a non-function", span)),
             },
+            Expr::Transform { op: TransformOp::Checkpoint, func, wrt: Some(_) } => {
+                Callable::Segments { inner: self.callable(*func)? }
+            }
             Expr::Transform { op, func, .. } => {
                 let (op, func) = (*op, *func);
                 let inner = self.callable(func)?;

@@ -506,15 +506,6 @@ impl InferCtx<'_> {
                 return None;
             }
             // The function itself: any parameters, any result.
-            if let Some(wrt) = wrt {
-                let wrt_span = self.expr_span(wrt);
-                self.report(
-                    Code::ArgumentCount,
-                    wrt_span,
-                    "`checkpoint` takes only the function".to_owned(),
-                );
-                return None;
-            }
             if let Ty::Tuple(elements) = &ret {
                 let count = elements.len();
                 let diagnostic = self.report(
@@ -531,6 +522,9 @@ impl InferCtx<'_> {
                     diagnostic.label(decl, format!("`{name}` returns {ret}"));
                 }
                 return None;
+            }
+            if let Some(steps) = wrt {
+                return self.checkpoint_segments(expr, steps, base);
             }
             let fn_ty = base.fn_ty.clone();
             let name = format!("checkpoint({name})");
@@ -730,6 +724,69 @@ impl InferCtx<'_> {
 }
 
 impl InferCtx<'_> {
+    /// `checkpoint(segment, n)`: `segment` is a function `T segment(T x, A..., int steps)` that
+    /// runs `steps` steps from `x`, and the result is the function `T (T x, A...)` that runs `n`
+    /// of them in segments whose recordings are recomputed (see `docs/reference/autodiff.md`).
+    fn checkpoint_segments(&mut self, expr: ExprId, steps: ExprId, base: Callee) -> Option<Callee> {
+        let name = base.name.clone();
+        let span = self.expr_span(expr);
+        let steps_ty = self.result.type_of_expr(steps).clone();
+        if !matches!(steps_ty, Ty::Int | Ty::Error) {
+            let steps_span = self.expr_span(steps);
+            self.report(
+                Code::CheckpointSegment,
+                steps_span,
+                format!("the step count of `checkpoint(f, n)` is an `int`, found {steps_ty}"),
+            );
+            return None;
+        }
+        let func = match self.body.exprs[expr] {
+            Expr::Transform { func, .. } => func,
+            _ => return None,
+        };
+        if !matches!(self.body.exprs[func], Expr::Name { .. }) {
+            let func_span = self.expr_span(func);
+            self.report(
+                Code::CheckpointSegment,
+                func_span,
+                "`checkpoint(f, n)` repeats a function named by `f`, not a derivative".to_owned(),
+            )
+            .help("write a function that runs the steps, and differentiate `checkpoint(f, n)` instead");
+            return None;
+        }
+        let FnTy { params, ret } = base.fn_ty.clone();
+        let fits = params.len() >= 2
+            && params.last().is_some_and(|last| matches!(last, Ty::Int | Ty::Error))
+            && (params[0] == ret || params[0].is_error() || ret.is_error())
+            && (ret.is_differentiable() || ret.is_error());
+        if !fits {
+            let shown: Vec<String> = params.iter().map(Ty::to_string).collect();
+            let diagnostic = self.report(
+                Code::CheckpointSegment,
+                span,
+                format!(
+                    "`checkpoint(f, n)` repeats a segment `T f(T x, ..., int steps)` that runs `steps` steps from `x`, but `{name}` is `{ret} {name}({})`",
+                    shown.join(", ")
+                ),
+            );
+            diagnostic.help("its first parameter and its result have one type (a float or a tensor), and its last parameter is the number of steps, an `int`");
+            if let Some(decl) = base.decl {
+                diagnostic.label(decl, format!("`{name}` is defined here"));
+            }
+            return None;
+        }
+        let mut param_spans = base.param_spans.clone();
+        param_spans.pop();
+        let fn_ty = FnTy { params: params[..params.len() - 1].to_vec(), ret };
+        Some(Callee {
+            fn_ty,
+            param_spans,
+            name: format!("checkpoint({name}, n)"),
+            decl: base.decl,
+            fields: None,
+        })
+    }
+
     /// The parameter indices of `grad(f, k)` or `grad(f, [i, j])` (JAX's `argnums`), each with
     /// its span: integer literals, a list of at least one and without repeats. `None` after
     /// reporting what is wrong.
