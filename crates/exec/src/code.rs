@@ -817,15 +817,24 @@ pub enum Callable {
     Segments {
         inner: u32,
     },
+    /// `vmap` of the callable `inner`: called on slice i of the arguments at `batched` (the
+    /// others whole) for each i along their leading axis, each of its `results` stacked.
+    Map {
+        batched: Box<[usize]>,
+        inner: u32,
+        results: u32,
+    },
 }
 
 impl Callable {
     /// The number of consecutive slots a call's result fills from its `dst`: one, or the
-    /// elements of the tuple of `grad(f, [i, j])` and `value_and_grad(f)`.
+    /// elements of the tuple of `grad(f, [i, j])`, `value_and_grad(f)` and a `vmap` of a
+    /// function of several results.
     pub fn results(&self) -> usize {
         match self {
             Callable::Transform { op: TransformOp::Grad, wrt, .. } => wrt.len().max(1),
             Callable::Transform { op: TransformOp::ValueAndGrad, wrt, .. } => 1 + wrt.len(),
+            Callable::Map { results, .. } => *results as usize,
             _ => 1,
         }
     }
@@ -1018,9 +1027,9 @@ impl Program {
                 Callable::Custom { function, rule } => {
                     (function as usize) < self.units.len() && (rule as usize) < self.units.len()
                 }
-                Callable::Transform { inner, .. } | Callable::Segments { inner } => {
-                    (inner as usize) < self.callables.len()
-                }
+                Callable::Transform { inner, .. }
+                | Callable::Segments { inner }
+                | Callable::Map { inner, .. } => (inner as usize) < self.callables.len(),
             };
             if !ok {
                 return Err("a callable names nothing".to_owned());

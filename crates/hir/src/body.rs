@@ -266,9 +266,9 @@ pub enum BinaryOp {
     Logic(LogicOp),
 }
 
-/// `grad`, `value_and_grad`, `jvp`, `vjp`, `hessian`, `jacobian` applied to a function, and
+/// `grad`, `value_and_grad`, `jvp`, `vjp`, `hessian`, `jacobian` applied to a function;
 /// `checkpoint`, which is the function itself with its recording recomputed during the backward
-/// pass.
+/// pass; and `vmap`, the function mapped over the leading axis of its batched arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TransformOp {
     Grad,
@@ -278,6 +278,7 @@ pub enum TransformOp {
     Hessian,
     Jacobian,
     Checkpoint,
+    Vmap,
 }
 
 impl TransformOp {
@@ -290,6 +291,7 @@ impl TransformOp {
             "hessian" => TransformOp::Hessian,
             "jacobian" => TransformOp::Jacobian,
             "checkpoint" => TransformOp::Checkpoint,
+            "vmap" => TransformOp::Vmap,
             _ => return None,
         })
     }
@@ -303,6 +305,7 @@ impl TransformOp {
             TransformOp::Hessian => "hessian",
             TransformOp::Jacobian => "jacobian",
             TransformOp::Checkpoint => "checkpoint",
+            TransformOp::Vmap => "vmap",
         }
     }
 }

@@ -147,6 +147,7 @@ pub enum Builtin {
     Hessian,
     Jacobian,
     Checkpoint,
+    Vmap,
     StopGradient,
     Assert,
     AssertEq,
@@ -471,6 +472,7 @@ table! {
     Hessian "hessian" 1..1 TransformOnly false "hessian(f)(args)" "Hessian of a scalar f in its first parameter.";
     Jacobian "jacobian" 1..1 TransformOnly false "jacobian(f)(args)" "Jacobian of f in its first parameter: Tensor[m][n] for f: Tensor[n] -> Tensor[m].";
     Checkpoint "checkpoint" 1..2 TransformOnly false "checkpoint(f)(args) | checkpoint(segment, n)(x, args)" "f(args), whose recording is not kept but recomputed by the backward pass: memory traded for time, with the same gradients (JAX's checkpoint). With a step count n, x = segment(x, args, steps) run for n steps in all, in about sqrt(n) segments of about sqrt(n) steps, each checkpointed.";
+    Vmap "vmap" 1..2 TransformOnly false "vmap(f)(xs, ...) | vmap(f, k)(args) | vmap(f, [i, j])(args)" "f mapped over the leading axis: f called on slice b of each batched argument (every parameter, or those listed: parameter k, or i, j, ...; the others are passed whole to every call), its results stacked along a new leading axis (each element of a tuple of results stacked). A loop of calls, differentiable by every transform.";
     StopGradient "stop_gradient" 1..1 Elementwise false "stop_gradient(x)" "The value of x as a constant: no gradient flows through it, at any level of differentiation (`backward`, `grad(f)` and every other transform, nested or not).";
     Assert "assert" 1..2 Assert false "assert(cond) | assert(cond, \"message\")" "Fails the test when cond is false.";
     AssertEq "assert_eq" 2..2 AssertEq false "assert_eq(a, b)" "Fails the test unless a and b are exactly equal.";

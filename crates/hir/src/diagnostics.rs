@@ -120,6 +120,7 @@ codes! {
     DerivativeParams = "E0408", Error, "function that cannot have a derivative rule";
     ParamList = "E0409", Error, "malformed list of parameters to differentiate in";
     CheckpointSegment = "E0410", Error, "`checkpoint(f, n)` of a function that is not a segment";
+    VmapOperand = "E0411", Error, "`vmap` over a parameter or result without a leading axis to map";
     IndexLabelExtent = "E0500", Error, "index label ranges over two extents";
     IndexLabelRepeated = "E0501", Error, "label repeated on the left of an index statement";
     IndexLabelUnbound = "E0502", Error, "left label missing from the right side";

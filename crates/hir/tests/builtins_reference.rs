@@ -179,6 +179,7 @@ const GROUPS: &[(&str, &[&str])] = &[
             "jacobian",
             "stop_gradient",
             "checkpoint",
+            "vmap",
         ],
     ),
     ("Tests", &["assert", "assert_eq", "assert_close", "gradcheck"]),

@@ -293,6 +293,16 @@ mod tests {
     }
 
     #[test]
+    fn transforms_among_the_builtins() {
+        let fixture =
+            fixture::load("function float f(float x) {\n    return x;\n}\nprint(vm$0);\n");
+        let items = fixture.analysis.completions(fixture.position()).unwrap_or_default();
+        let vmap = items.iter().find(|item| item.label == "vmap");
+        let detail = vmap.and_then(|item| item.detail.clone()).unwrap_or_default();
+        expect!["vmap(f)(xs, ...) | vmap(f, k)(args) | vmap(f, [i, j])(args)"].assert_eq(&detail);
+    }
+
+    #[test]
     fn top_level_names_and_builtins() {
         check(
             "var Tensor w[2][3] = zeros([2, 3]);\nfloat y = sum(w);\nprint($0);\n",

@@ -258,6 +258,27 @@ mod tests {
     }
 
     #[test]
+    fn vmap_and_its_call() {
+        let text = "function Tensor[m] layer(Tensor w[m][n], Tensor x[n]) {\n    return w @ x;\n}\nTensor w[2][3];\nTensor xs[5][3];\n";
+        check(
+            &format!("{text}Tensor h[5][2] = vm$0ap(layer, [1])(w, xs);\n"),
+            expect![[r#"
+                vmap(layer, [1])
+                ```nabla
+                function(Tensor[m][n], Tensor[batch][n]) -> Tensor[batch][m]
+                ```"#]],
+        );
+        check(
+            &format!("{text}Tensor h[5][2] = vmap(layer, [1])(w, xs)$0;\n"),
+            expect![[r#"
+                vmap(layer, [1])(w, xs)
+                ```nabla
+                Tensor[5][2]
+                ```"#]],
+        );
+    }
+
+    #[test]
     fn tuple_results_and_destructured_variables() {
         let text =
             "function (float, Tensor[k][2]) step(Tensor x[k][2]) {\n    return (sum(x), x);\n}\n";

@@ -131,7 +131,7 @@ fn transform_help(
     let (def, expr) = hir::expr_covering(db, file.0, transform.syntax().text_range())?;
     let hir::Expr::Transform { op, .. } = hir::body(db, def).exprs[expr] else { return None };
     let Ty::Fn(fn_ty) = hir::infer(db, def).type_of_expr(expr).clone() else { return None };
-    let declared = differentiated_params(db, file, transform).unwrap_or_default();
+    let (declared, mapped) = differentiated_params(db, file, transform).unwrap_or_default();
     let extra = match op {
         hir::TransformOp::Jvp => " tangent",
         hir::TransformOp::Vjp => " cotangent",
@@ -142,7 +142,9 @@ fn transform_help(
         .iter()
         .enumerate()
         .map(|(i, ty)| match declared.get(i) {
-            Some(param) => param.clone(),
+            // Under a `vmap`, a batched parameter's type is not the declared one.
+            Some((_, name)) if mapped => format!("{ty} {name}"),
+            Some((param, _)) => param.clone(),
             None if i + 1 == fn_ty.params.len() => format!("{ty}{extra}"),
             None => ty.to_string(),
         })
@@ -161,14 +163,19 @@ fn transform_help(
     })
 }
 
-/// The parameters, as declared, of the function a (possibly nested) transform differentiates.
+/// The parameters, as declared and their names, of the function a (possibly nested) transform
+/// differentiates, and whether a `vmap` is among the transforms.
 fn differentiated_params(
     db: &hir::Database,
     file: FileId,
     transform: &ast::CallExpr,
-) -> Option<Vec<String>> {
+) -> Option<(Vec<(String, String)>, bool)> {
     let mut transform = transform.clone();
+    let mut mapped = false;
     let path = loop {
+        let is_vmap = matches!(transform.callee(), Some(ast::Expr::PathExpr(path))
+            if path.name_ref().is_some_and(|name| name.text() == "vmap"));
+        mapped |= is_vmap;
         let first = transform.args().next()?;
         match first {
             ast::Expr::CallExpr(inner) => transform = inner,
@@ -182,7 +189,11 @@ fn differentiated_params(
     let ScopeName::Item(hir::ScopeItem::Function(function)) = scope_name else { return None };
     let (node, _) = semantic::def_chunks(db, function).into_iter().next()?;
     let list = ast::FnDef::cast(node)?.param_list()?;
-    Some(list.params().map(|p| collapse(&p.syntax().text().to_string())).collect())
+    let params = list.params().map(|p| {
+        let name = p.name().map(|name| name.text()).unwrap_or_default();
+        (collapse(&p.syntax().text().to_string()), name)
+    });
+    Some((params.collect(), mapped))
 }
 
 /// What the arguments of `call` so far bind: the callee's size variables, worded as inlay
@@ -430,6 +441,30 @@ mod tests {
             active: Some(3)
             bound: n = 4
         "#]],
+        );
+    }
+
+    #[test]
+    fn vmap_shows_the_batched_types() {
+        let f = "function float f(Tensor w[n], Tensor x[n], int k) {\n    return sum(w * x) * k;\n}\nTensor w[3];\nTensor xs[4][3];\n";
+        check(
+            &format!("{f}Tensor t[4] = vmap(f, [1])(w, xs, $0);\n"),
+            expect![[r#"
+                Tensor[batch] vmap(f, [1])(Tensor[n] w, Tensor[batch][n] x, int k)
+                parameters: Tensor[n] w | Tensor[batch][n] x | int k
+                active: Some(2)
+                bound: n = 3, batch = 4
+            "#]],
+        );
+        check(
+            &format!("{f}Tensor g[4][3] = vmap(grad(f), [1])(w, xs, 2$0);\n"),
+            expect![[r#"
+                Tensor[batch][n] vmap(grad(f), [1])(Tensor[n] w, Tensor[batch][n] x, int k)
+                parameters: Tensor[n] w | Tensor[batch][n] x | int k
+                active: Some(2)
+                bound: n = 3, batch = 4
+                result: Tensor[4][3]
+            "#]],
         );
     }
 

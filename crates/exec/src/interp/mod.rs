@@ -1689,8 +1689,78 @@ impl<'p, 'o> Machine<'p, 'o> {
                 }
                 Ok(gradients)
             }
+            Some(Callable::Map { batched, inner, results }) => {
+                self.call_map(batched, *inner, *results as usize, args)
+            }
+            Some(Callable::Unit(unit)) => self.invoke_results(*unit, args),
             _ => Ok(vec![self.call_callable(callable, args)?]),
         }
+    }
+
+    /// `vmap(f)(args)` for the function of the callable `inner` and the arguments at `batched`:
+    /// `f` called on slice i of each batched argument (the others whole) for each i along their
+    /// leading axis, and each of its `results` stacked along a new leading axis. A loop of
+    /// calls, not a vectorisation: the slices are recorded reads `x[i]` and the stacks recorded
+    /// `stack`s, so every transform differentiates through it and nests with it.
+    fn call_map(
+        &mut self,
+        batched: &[usize],
+        inner: u32,
+        results: usize,
+        mut args: Vec<Value>,
+    ) -> Result<Vec<Value>, RuntimeError> {
+        let mut batch: Option<(usize, usize)> = None;
+        for &k in batched {
+            let Some(arg) = args.get(k) else {
+                return Err(RuntimeError::internal("a vmap of a missing argument"));
+            };
+            let Some(&extent) = arg.shape().first() else {
+                let message = format!(
+                    "`vmap` maps over the leading axis of argument {}, but it is a float",
+                    k + 1
+                );
+                return Err(RuntimeError::new(Code::RankFailure, message));
+            };
+            match batch {
+                Some((first, j)) if first != extent => {
+                    let message = format!(
+                        "`vmap` takes slice i of its batched arguments together, but argument {} has {first} along its leading axis and argument {} has {extent}",
+                        j + 1,
+                        k + 1
+                    );
+                    return Err(RuntimeError::new(Code::DeclaredShapeFailure, message));
+                }
+                Some(_) => {}
+                None => batch = Some((extent, k)),
+            }
+        }
+        let Some((extent, _)) = batch else {
+            return Err(RuntimeError::internal("a vmap that maps over nothing"));
+        };
+        if extent == 0 {
+            let message = "`vmap` over an empty batch: with no call of the function, the shape of its results is unknown".to_owned();
+            return Err(RuntimeError::new(Code::DimensionFailure, message));
+        }
+        let mut columns: Vec<Vec<Value>> =
+            (0..results).map(|_| Vec::with_capacity(extent)).collect();
+        let whole: Vec<Value> = batched.iter().map(|&k| args[k].clone()).collect();
+        for i in 0..extent {
+            for (&k, x) in batched.iter().zip(&whole) {
+                args[k] = ops::get(&mut self.tape, x.clone(), &[tensor::Index::At(i)])?;
+            }
+            let slice = self.call_results(inner, args.clone())?;
+            if slice.len() != results {
+                return Err(RuntimeError::internal("a vmap of a function of another arity"));
+            }
+            for (column, value) in columns.iter_mut().zip(slice) {
+                column.push(value);
+            }
+        }
+        let mut stacked = Vec::with_capacity(results);
+        for column in columns {
+            stacked.push(ops::stack_many(&mut self.tape, column)?);
+        }
+        Ok(stacked)
     }
 
     /// Runs `body`, a transform's driver, one level of derivatives deeper (see
@@ -1731,6 +1801,13 @@ impl<'p, 'o> Machine<'p, 'o> {
                 return self.call_checkpoint(inner, args);
             }
             Callable::Segments { inner } => return self.call_segments(inner, args),
+            Callable::Map { .. } => {
+                let mut results = self.call_results(callable, args)?;
+                return match results.len() {
+                    1 => Ok(results.swap_remove(0)),
+                    _ => Err(RuntimeError::internal("a tuple of results as one value")),
+                };
+            }
             Callable::Transform { op, ref wrt, inner } => match **wrt {
                 [wrt] if op != TransformOp::ValueAndGrad => (op, wrt, inner),
                 _ => return Err(RuntimeError::internal("a tuple of derivatives as one value")),
@@ -1742,7 +1819,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                 TransformOp::Grad => autodiff::grad(machine, &mut f, args, wrt),
                 TransformOp::Hessian => autodiff::hessian(machine, &mut f, args),
                 TransformOp::Jacobian => autodiff::jacobian(machine, &mut f, args),
-                TransformOp::Checkpoint | TransformOp::ValueAndGrad => {
+                TransformOp::Checkpoint | TransformOp::ValueAndGrad | TransformOp::Vmap => {
                     Err(RuntimeError::internal("a checkpoint or tuple as a transform"))
                 }
                 TransformOp::Jvp | TransformOp::Vjp => match args.pop() {

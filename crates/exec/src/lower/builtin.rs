@@ -280,7 +280,13 @@ impl UnitLowerer<'_, '_> {
             }
             B::Grad => BuiltinCall::GradOf(self.expr(arg(0)?, Dest::Any)?),
             B::StopGradient => BuiltinCall::StopGradient(self.expr(arg(0)?, Dest::Any)?),
-            B::ValueAndGrad | B::Jvp | B::Vjp | B::Hessian | B::Jacobian | B::Checkpoint => {
+            B::ValueAndGrad
+            | B::Jvp
+            | B::Vjp
+            | B::Hessian
+            | B::Jacobian
+            | B::Checkpoint
+            | B::Vmap => {
                 return Err(self.internal("a transform outside call position", span));
             }
             B::Assert => {

@@ -1292,7 +1292,16 @@ impl UnitLowerer<'_, '_> {
                         first..first + widths.get(k).copied().unwrap_or(1)
                     })
                     .collect();
-                Callable::Transform { op, wrt, inner }
+                match op {
+                    TransformOp::Vmap => {
+                        let results = match self.ty(expr) {
+                            Ty::Fn(fn_ty) => self.width(&fn_ty.ret),
+                            _ => return Err(self.internal("a vmap of no function type", span)),
+                        };
+                        Callable::Map { batched: wrt, inner, results }
+                    }
+                    _ => Callable::Transform { op, wrt, inner },
+                }
             }
             _ => return Err(self.internal("this callee", span)),
         };

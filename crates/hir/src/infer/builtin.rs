@@ -486,6 +486,7 @@ impl InferCtx<'_> {
             name: signature.name.to_string(),
             decl: signature.name_span.map(|span| HirSpan { def, span }),
             fields: None,
+            mapped: None,
         }
     }
 

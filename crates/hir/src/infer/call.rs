@@ -1,12 +1,13 @@
 //! Calls: of functions (with shape variables unified against the arguments), of built-ins, and
 //! of derivatives built by `grad`, `jvp`, `vjp`, `hessian` and `jacobian`.
 
+use la_arena::RawIdx;
 use smol_str::SmolStr;
 
 use super::{InferCtx, Resolution, Target, ty_of_ref};
 use crate::{
     DefId,
-    body::{Expr, ExprId, HirSpan, TransformOp, signature_query},
+    body::{Expr, ExprId, HirSpan, LocalId, TransformOp, signature_query},
     diagnostics::Code,
     ty::{Dim, FnTy, RecordTy, Shape, SizeVar, SolveError, Ty},
 };
@@ -23,6 +24,47 @@ pub(crate) struct Callee {
     pub decl: Option<HirSpan>,
     /// The fields, for the constructor of a record literal: its arguments are named by them.
     pub fields: Option<Vec<SmolStr>>,
+    /// For `vmap(f, ...)`: what it maps over, for the help of an argument that does not fit.
+    pub mapped: Option<Mapped>,
+}
+
+/// What a `vmap` maps over: its batch extent's size variable, the parameters it slices and the
+/// name of the function it maps.
+#[derive(Clone)]
+pub(crate) struct Mapped {
+    batch: SizeVar,
+    params: Vec<usize>,
+    function: String,
+}
+
+impl Mapped {
+    /// For an argument of a rank that does not fit its batched parameter: one axis short, it
+    /// may be meant whole for every call (did you mean to leave it out of the mapped ones?).
+    fn help(&self, index: usize, arg_ty: &Ty, param_ty: &Ty) -> Option<String> {
+        let rank = |ty: &Ty| ty.shape().and_then(Shape::dims).map_or(0, <[Dim]>::len);
+        let one_short = match arg_ty {
+            Ty::Float => rank(param_ty) == 1,
+            Ty::Tensor(_) => rank(arg_ty) + 1 == rank(param_ty),
+            _ => false,
+        };
+        if !self.params.contains(&index) || !one_short {
+            return None;
+        }
+        let function = &self.function;
+        let others: Vec<String> =
+            self.params.iter().filter(|&&k| k != index).map(usize::to_string).collect();
+        Some(match others.is_empty() {
+            true => format!(
+                "`vmap({function})` calls `{function}` on each slice along the leading axis of argument {}, which needs one axis more than the parameter: the batch",
+                index + 1
+            ),
+            false => format!(
+                "to pass argument {} whole to every call of `{function}`, leave parameter {index} out of the mapped ones: `vmap({function}, [{}])`",
+                index + 1,
+                others.join(", ")
+            ),
+        })
+    }
 }
 
 impl Callee {
@@ -56,6 +98,7 @@ impl InferCtx<'_> {
             name: signature.name.to_string(),
             decl: signature.name_span.map(|span| HirSpan { def, span }),
             fields: None,
+            mapped: None,
         }
     }
 
@@ -414,9 +457,18 @@ impl InferCtx<'_> {
             None => format!("{} must be {param_ty}, found {arg_ty}", callee.argument(index)),
         };
         let what = if callee.fields.is_some() { "field" } else { "parameter" };
+        let help = callee.mapped.as_ref().and_then(|mapped| match &conflict {
+            Some(((var, ..), _)) => (*var == mapped.batch.name).then(|| {
+                "`vmap` takes slice i of every batched argument together, so their leading extents are one batch extent".to_owned()
+            }),
+            None => mapped.help(index, arg_ty, param_ty),
+        });
         let diagnostic = self.report(Code::ShapeVarConflict, span, message);
         if let Some(param) = param_span {
             diagnostic.label(param, format!("{what} declared {param_ty} here"));
+        }
+        if let Some(help) = help {
+            diagnostic.help(help);
         }
     }
 
@@ -494,6 +546,9 @@ impl InferCtx<'_> {
         if let Some(wrt) = wrt {
             self.infer_expr(wrt);
         }
+        if op == TransformOp::Vmap {
+            return self.vmap_callee(expr, wrt, base);
+        }
         if op == TransformOp::Checkpoint {
             if let Some(record) = params.iter().chain([&ret]).find(|ty| matches!(ty, Ty::Record(_)))
             {
@@ -506,23 +561,7 @@ impl InferCtx<'_> {
                 return None;
             }
             // The function itself: any parameters, any result.
-            if let Ty::Tuple(elements) = &ret {
-                let count = elements.len();
-                let diagnostic = self.report(
-                    Code::TransformOfTuple,
-                    span,
-                    format!(
-                        "`checkpoint` recomputes a function of one result, but `{name}` returns {count} values: {ret}"
-                    ),
-                );
-                diagnostic.help(format!(
-                    "checkpoint a function that calls `{name}` and returns the one result needed"
-                ));
-                if let Some(decl) = base.decl {
-                    diagnostic.label(decl, format!("`{name}` returns {ret}"));
-                }
-                return None;
-            }
+            self.one_result(op, span, &base)?;
             if let Some(steps) = wrt {
                 return self.checkpoint_segments(expr, steps, base);
             }
@@ -534,6 +573,7 @@ impl InferCtx<'_> {
                 name,
                 decl: base.decl,
                 fields: None,
+                mapped: None,
             });
         }
         let indices = match (op, wrt) {
@@ -564,22 +604,7 @@ impl InferCtx<'_> {
         }
         let mut wrt_tys = Vec::with_capacity(indices.len());
         for &(index, wrt_span) in &indices {
-            if index < 0 || index as usize >= params.len() {
-                let count = params.len();
-                let diagnostic = self.report(
-                    Code::ParamIndexOutOfRange,
-                    wrt_span,
-                    format!(
-                        "`{name}` has {count} parameter{}, so index {index} is out of range (indices start at 0)",
-                        if count == 1 { "" } else { "s" }
-                    ),
-                );
-                if let Some(decl) = base.decl {
-                    diagnostic.label(decl, format!("`{name}` is defined here"));
-                }
-                return None;
-            }
-            let k = index as usize;
+            let k = self.param_index(index, wrt_span, &base)?;
             let wrt_ty = params[k].clone();
             // `grad` and `value_and_grad` differentiate in every leaf of a record; the other
             // transforms would give records of records.
@@ -624,24 +649,7 @@ impl InferCtx<'_> {
             .help("differentiate a function that returns one float or tensor computed from the record");
             return None;
         }
-        if let Ty::Tuple(elements) = &ret {
-            let count = elements.len();
-            let diagnostic = self.report(
-                Code::TransformOfTuple,
-                span,
-                format!(
-                    "`{}` differentiates a function of one result, but `{name}` returns {count} values: {ret}",
-                    op.name()
-                ),
-            );
-            diagnostic.help(format!(
-                "differentiate a function that calls `{name}` and returns the one result to differentiate"
-            ));
-            if let Some(decl) = base.decl {
-                diagnostic.label(decl, format!("`{name}` returns {ret}"));
-            }
-            return None;
-        }
+        self.one_result(op, span, &base)?;
         let needs_scalar =
             matches!(op, TransformOp::Grad | TransformOp::ValueAndGrad | TransformOp::Hessian);
         if needs_scalar && !ret.is_one_element() {
@@ -711,7 +719,8 @@ impl InferCtx<'_> {
                 };
                 FnTy { params: params.clone(), ret: out }
             }
-            TransformOp::Checkpoint => FnTy { params: params.clone(), ret },
+            // Both return above, with their own types.
+            TransformOp::Checkpoint | TransformOp::Vmap => FnTy { params: params.clone(), ret },
         };
         Some(Callee {
             fn_ty,
@@ -719,6 +728,7 @@ impl InferCtx<'_> {
             name: format!("{}({name})", op.name()),
             decl: base.decl,
             fields: None,
+            mapped: None,
         })
     }
 }
@@ -784,6 +794,178 @@ impl InferCtx<'_> {
             name: format!("checkpoint({name}, n)"),
             decl: base.decl,
             fields: None,
+            mapped: None,
+        })
+    }
+
+    /// The check every transform but `vmap` makes of the function it applies to: one result, not
+    /// a tuple. `None` after reporting a tuple.
+    fn one_result(&mut self, op: TransformOp, span: HirSpan, base: &Callee) -> Option<()> {
+        let (name, ret) = (&base.name, &base.fn_ty.ret);
+        let Ty::Tuple(elements) = ret else { return Some(()) };
+        let count = elements.len();
+        let (does, help) = match op {
+            TransformOp::Checkpoint => (
+                "recomputes",
+                "checkpoint a function that calls `{name}` and returns the one result needed",
+            ),
+            _ => (
+                "differentiates",
+                "differentiate a function that calls `{name}` and returns the one result to differentiate",
+            ),
+        };
+        let diagnostic = self.report(
+            Code::TransformOfTuple,
+            span,
+            format!(
+                "`{}` {does} a function of one result, but `{name}` returns {count} values: {ret}",
+                op.name()
+            ),
+        );
+        diagnostic.help(help.replace("{name}", name));
+        if let Some(decl) = base.decl {
+            diagnostic.label(decl, format!("`{name}` returns {ret}"));
+        }
+        None
+    }
+
+    /// The parameter `index` of a transform's list (`grad(f, k)`, `vmap(f, [i, j])`), or `None`
+    /// after reporting that the function has no such parameter.
+    fn param_index(&mut self, index: i64, span: HirSpan, base: &Callee) -> Option<usize> {
+        let (name, count) = (&base.name, base.fn_ty.params.len());
+        if index >= 0 && (index as usize) < count {
+            return Some(index as usize);
+        }
+        let diagnostic = self.report(
+            Code::ParamIndexOutOfRange,
+            span,
+            format!(
+                "`{name}` has {count} parameter{}, so index {index} is out of range (indices start at 0)",
+                if count == 1 { "" } else { "s" }
+            ),
+        );
+        if let Some(decl) = base.decl {
+            diagnostic.label(decl, format!("`{name}` is defined here"));
+        }
+        None
+    }
+
+    /// `vmap(f)`, `vmap(f, k)` or `vmap(f, [i, j])`: `f` mapped over the leading axis of the
+    /// listed parameters (all by default), whose types gain a leading batch extent, a size
+    /// variable of its own that the call binds like any other (so batched arguments of
+    /// different extents are the usual E0209); the others are passed whole to every call. The
+    /// result, or each element of a tuple of results, gains the batch extent in front.
+    fn vmap_callee(&mut self, expr: ExprId, wrt: Option<ExprId>, base: Callee) -> Option<Callee> {
+        let name = base.name.clone();
+        let span = self.expr_span(expr);
+        let FnTy { params, ret } = base.fn_ty.clone();
+        if params.is_empty() {
+            self.report(
+                Code::ParamIndexOutOfRange,
+                span,
+                format!("`{name}` has no parameters to map over"),
+            );
+            return None;
+        }
+        let indices = match wrt {
+            Some(wrt) => self.transform_indices(TransformOp::Vmap, wrt)?,
+            None => (0..params.len()).map(|k| (k as i64, span)).collect(),
+        };
+        // `batch`, or `batch2` around another `vmap`, ...: a variable of this expression alone.
+        let depth = name.matches("vmap(").count();
+        let batch = SizeVar {
+            def: self.def,
+            local: LocalId::from_raw(RawIdx::from_u32(u32::MAX - expr.into_raw().into_u32())),
+            name: match depth {
+                0 => SmolStr::new("batch"),
+                _ => SmolStr::new(format!("batch{}", depth + 1)),
+            },
+        };
+        let stacked = |ty: &Ty| match ty {
+            Ty::Float => Some(Ty::tensor(vec![Dim::var(batch.clone())])),
+            Ty::Tensor(Shape::Ranked(dims)) => Some(Ty::tensor(
+                std::iter::once(Dim::var(batch.clone())).chain(dims.iter().cloned()).collect(),
+            )),
+            Ty::Tensor(_) => Some(Ty::unranked()),
+            Ty::Error => Some(Ty::Error),
+            _ => None,
+        };
+        let mut batched = params.clone();
+        let mut mapped = Vec::with_capacity(indices.len());
+        for &(index, wrt_span) in &indices {
+            let k = self.param_index(index, wrt_span, &base)?;
+            let Some(ty) = stacked(&params[k]) else {
+                let param_ty = &params[k];
+                let diagnostic = self.report(
+                    Code::VmapOperand,
+                    wrt_span,
+                    format!(
+                        "`vmap` maps over the leading axis of float and tensor parameters, but parameter {k} of `{name}` is {param_ty}"
+                    ),
+                );
+                if let Some(Some(param)) = base.param_spans.get(k) {
+                    diagnostic.label(*param, format!("parameter {k} is {param_ty}"));
+                }
+                // The listed parameters that can be batched, or else every one that can.
+                let can = |j: &usize| stacked(&params[*j]).is_some();
+                let listed: Vec<usize> = (0..params.len())
+                    .filter(|j| can(j) && indices.iter().any(|&(i, _)| i == *j as i64))
+                    .collect();
+                let others: Vec<String> = match listed.is_empty() {
+                    true => (0..params.len()).filter(can).map(|j| j.to_string()).collect(),
+                    false => listed.iter().map(usize::to_string).collect(),
+                };
+                match others.is_empty() {
+                    true => diagnostic.help(format!(
+                        "pass {param_ty} values whole to every call, and map over a float or tensor parameter"
+                    )),
+                    false => diagnostic.help(format!(
+                        "to pass it whole to every call, list the parameters to map over: `vmap({name}, [{}])`",
+                        others.join(", ")
+                    )),
+                };
+                return None;
+            };
+            batched[k] = ty;
+            mapped.push(k);
+        }
+        let elements = match &ret {
+            Ty::Tuple(elements) => elements.clone(),
+            other => vec![other.clone()],
+        };
+        let mut results = Vec::with_capacity(elements.len());
+        for element in &elements {
+            let Some(ty) = stacked(element) else {
+                let diagnostic = self.report(
+                    Code::VmapOperand,
+                    span,
+                    format!(
+                        "`vmap` stacks float and tensor results along a new leading axis, but `{name}` returns {ret}"
+                    ),
+                );
+                if let Some(decl) = base.decl {
+                    diagnostic.label(decl, format!("`{name}` returns {ret}"));
+                }
+                diagnostic.help(match element {
+                    Ty::Record(_) => "map a function that returns the record's fields as a tuple",
+                    _ => "map a function that returns floats or tensors",
+                });
+                return None;
+            };
+            results.push(ty);
+        }
+        let ret = match ret {
+            Ty::Tuple(_) => Ty::Tuple(results),
+            _ => results.swap_remove(0),
+        };
+        self.result.transform_params.insert(expr, mapped.clone().into_boxed_slice());
+        Some(Callee {
+            fn_ty: FnTy { params: batched, ret },
+            param_spans: base.param_spans,
+            name: format!("vmap({name})"),
+            decl: base.decl,
+            fields: None,
+            mapped: Some(Mapped { batch, params: mapped, function: name }),
         })
     }
 
@@ -810,7 +992,11 @@ impl InferCtx<'_> {
             self.report(
                 Code::ParamList,
                 wrt_span,
-                format!("`{}(f, [])` lists no parameter to differentiate in", op.name()),
+                format!(
+                    "`{}(f, [])` lists no parameter to {}",
+                    op.name(),
+                    if op == TransformOp::Vmap { "map over" } else { "differentiate in" }
+                ),
             )
             .help(format!("list at least one: `{}(f, [0])`", op.name()));
             return None;

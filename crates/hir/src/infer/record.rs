@@ -109,6 +109,7 @@ impl InferCtx<'_> {
             name: name.to_string(),
             decl,
             fields: Some(declared.iter().map(|(n, _)| n.clone()).collect()),
+            mapped: None,
         };
         let args: Vec<ExprId> = given.iter().flatten().map(|&i| fields[i].value).collect();
         let arg_tys: Vec<Ty> = given.iter().flatten().map(|&i| tys[i].clone()).collect();

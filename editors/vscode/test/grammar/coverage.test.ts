@@ -36,7 +36,7 @@ const BUILTINS = [
   "print", "write", "load", "save", "load_csv",
   // 3 and 7: differentiation
   "backward", "grad", "value_and_grad", "jvp", "vjp", "hessian", "jacobian", "stop_gradient",
-  "checkpoint",
+  "checkpoint", "vmap",
   // 5.2: tests
   "assert", "assert_eq", "assert_close", "gradcheck",
   // 6: index notation as an expression
