@@ -11,7 +11,7 @@ use ndarray::{IxDyn, Zip};
 use super::allocation::check_allocation;
 use super::broadcast::broadcast_shapes;
 use super::error::TensorError;
-use super::{Tensor, buffer, vector_math};
+use super::{Tensor, vector_math};
 
 /// A differentiable function of one number, applied to every element.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -500,7 +500,7 @@ pub fn scaled_update(
 pub fn zip_map(
     lhs: Tensor,
     rhs: Tensor,
-    f: impl Fn(f64, f64) -> f64,
+    f: impl Fn(f64, f64) -> f64 + Sync,
 ) -> Result<Tensor, TensorError> {
     let shape = if lhs.shape() == rhs.shape() {
         lhs.shape().to_vec()
@@ -514,7 +514,12 @@ pub fn zip_map(
         }
         if lhs.is_unique() {
             let mut array = lhs.into_array();
-            array.zip_mut_with(rhs.array(), |x, &y| *x = f(*x, y));
+            match (array.as_slice_mut(), rhs.array().as_slice()) {
+                (Some(values), Some(other)) if rhs.shape() == shape => {
+                    vector_math::zip_in_place(values, other, &f);
+                }
+                _ => array.zip_mut_with(rhs.array(), |x, &y| *x = f(*x, y)),
+            }
             return Ok(Tensor::from(array));
         }
     }
@@ -525,7 +530,12 @@ pub fn zip_map(
         }
         if rhs.is_unique() {
             let mut array = rhs.into_array();
-            array.zip_mut_with(lhs.array(), |y, &x| *y = f(x, *y));
+            match (array.as_slice_mut(), lhs.array().as_slice()) {
+                (Some(values), Some(other)) if lhs.shape() == shape => {
+                    vector_math::zip_in_place(values, other, |y, x| f(x, y));
+                }
+                _ => array.zip_mut_with(lhs.array(), |y, &x| *y = f(x, *y)),
+            }
             return Ok(Tensor::from(array));
         }
     }
@@ -533,9 +543,7 @@ pub fn zip_map(
         && let (Some(lhs_values), Some(rhs_values)) =
             (lhs.array().as_slice(), rhs.array().as_slice())
     {
-        let mut values = buffer::with_capacity(lhs_values.len());
-        values.extend(lhs_values.iter().zip(rhs_values).map(|(&x, &y)| f(x, y)));
-        return Tensor::from_vec(&shape, values);
+        return Tensor::from_vec(&shape, vector_math::zip_to_vec(lhs_values, rhs_values, f));
     }
     check_allocation(&shape)?;
     let broadcast_error =

@@ -1,6 +1,6 @@
 //! Rearrangements of elements by an index map: `flip`, `roll`, `tile`, `repeat`, `pad`,
 //! `take_along_axis` (which `sort`, `topk` and the losses use) and the sliding windows of
-//! convolutions and pooling (im2col) are each one [`Gather`].
+//! pooling are each one [`Gather`].
 //!
 //! A gather is affine: output element `i` (row-major) is input element `sources[i]`, or a fill
 //! value where the map says [`Gather::FILL`] (the zeros of padding, or `-inf` around a max
@@ -19,6 +19,7 @@ use std::ops::Range;
 use super::Tensor;
 use super::allocation::check_allocation;
 use super::broadcast::{broadcast_shapes, broadcast_to};
+use super::conv::Windows;
 use super::error::TensorError;
 use super::index::{Subscript, position, slice};
 
@@ -63,50 +64,6 @@ impl PadMode {
             "edge" => Some(PadMode::Edge),
             _ => None,
         }
-    }
-}
-
-/// The geometry of the sliding windows of a convolution or a pooling over the last `d` axes of
-/// a `[N][C][spatial...]` input: for each spatial axis, its kernel extent, stride, padding on
-/// both sides and dilation.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Windows {
-    pub kernel: Vec<usize>,
-    pub stride: Vec<usize>,
-    pub padding: Vec<usize>,
-    pub dilation: Vec<usize>,
-}
-
-impl Windows {
-    /// The number of window positions along each spatial axis of extents `spatial`:
-    /// `(extent + 2 padding - dilation (kernel - 1) - 1) / stride + 1`, as PyTorch computes it, or
-    /// an error when the dilated kernel is larger than the padded input or a stride is 0.
-    pub fn positions(
-        &self,
-        op: &'static str,
-        spatial: &[usize],
-    ) -> Result<Vec<usize>, TensorError> {
-        let mut positions = Vec::with_capacity(spatial.len());
-        for (axis, &extent) in spatial.iter().enumerate() {
-            let (k, s, p, d) =
-                (self.kernel[axis], self.stride[axis], self.padding[axis], self.dilation[axis]);
-            let bad = |reason: String| TensorError::Argument { op, reason };
-            if k == 0 || s == 0 || d == 0 {
-                return Err(bad(format!(
-                    "kernel size, stride and dilation must be positive, got {k}, {s} and {d}"
-                )));
-            }
-            let padded = extent + 2 * p;
-            let span = d * (k - 1) + 1;
-            if span > padded {
-                return Err(bad(format!(
-                    "a window spanning {span} elements does not fit an axis of extent {extent} \
-                     with padding {p}"
-                )));
-            }
-            positions.push((padded - span) / s + 1);
-        }
-        Ok(positions)
     }
 }
 
@@ -166,6 +123,17 @@ impl Gather {
     /// The bytes the map holds (its sources), which a tape that keeps it counts.
     pub fn bytes(&self) -> usize {
         self.sources.len().saturating_mul(size_of::<usize>())
+    }
+
+    /// The value of the output elements that read no input element.
+    pub fn fill(&self) -> f64 {
+        self.fill
+    }
+
+    /// The linear part of the map: the same sources, with zeros where this one fills. The map is
+    /// affine, so this is its derivative, and the transpose of [`Gather::scatter_add`].
+    pub fn linear(&self) -> Gather {
+        Gather { fill: 0.0, ..self.clone() }
     }
 
     /// The shape the map reads.
@@ -407,6 +375,7 @@ impl Gather {
         shape: &[usize],
         widths: &[(usize, usize)],
         mode: PadMode,
+        value: f64,
     ) -> Result<Gather, TensorError> {
         if widths.len() != shape.len() {
             return Err(TensorError::Argument {
@@ -462,7 +431,7 @@ impl Gather {
             };
             along.push((0..total).map(source).collect());
         }
-        Gather::separable(shape, &along, 0.0)
+        Gather::separable(shape, &along, value)
     }
 
     /// The prefixes of every lane along `axis`: the output has the lane's axis twice,
@@ -764,16 +733,14 @@ impl Gather {
         Tensor::from_vec(&self.input, mask)
     }
 
-    /// The sliding windows of a convolution or pooling over `x`'s shape `[N][C][spatial...]`,
-    /// laid out as `[C][kernel...][N][positions...]` (im2col: one column per window position,
-    /// ready for a matrix product with the weights) when `channels_first`, or as
-    /// `[N][C][positions...][kernel...]` (each window's elements last, for pooling) otherwise.
-    /// Elements in the padding take `fill`.
+    /// The sliding windows of a pooling over `x`'s shape `[N][C][spatial...]`, laid out as
+    /// `[N][C][positions...][kernel...]` (each window's elements last, to be reduced), by the
+    /// window walk of the convolutions ([`Windows::source`]). Elements in the padding take
+    /// `fill`.
     pub fn windows(
         op: &'static str,
         shape: &[usize],
         windows: &Windows,
-        channels_first: bool,
         fill: f64,
     ) -> Result<Gather, TensorError> {
         let d = windows.kernel.len();
@@ -787,38 +754,21 @@ impl Gather {
         let (n, c, spatial) = (shape[0], shape[1], &shape[2..]);
         let positions = windows.positions(op, spatial)?;
         let kernel = &windows.kernel;
-        let output: Vec<usize> = match channels_first {
-            true => [&[c][..], kernel, &[n], &positions].concat(),
-            false => [&[n, c][..], &positions, kernel].concat(),
-        };
+        let output: Vec<usize> = [&[n, c][..], &positions, kernel].concat();
         let len = check_allocation(&output)?;
         let strides = row_major_strides(shape);
-        // For each spatial axis, kernel offset and position: the input index, if inside.
-        let source_along = |axis: usize, k: usize, p: usize| -> Option<usize> {
-            let i = (p * windows.stride[axis] + k * windows.dilation[axis])
-                .checked_sub(windows.padding[axis])?;
-            (i < spatial[axis]).then_some(i)
-        };
         let mut sources = Vec::with_capacity(len);
         if len > 0 {
             let mut index = vec![0usize; output.len()];
             let (mut ks, mut ps) = (vec![0; d], vec![0; d]);
             loop {
-                let (batch, channel) = match channels_first {
-                    true => {
-                        ks.copy_from_slice(&index[1..1 + d]);
-                        ps.copy_from_slice(&index[2 + d..]);
-                        (index[1 + d], index[0])
-                    }
-                    false => {
-                        ps.copy_from_slice(&index[2..2 + d]);
-                        ks.copy_from_slice(&index[2 + d..]);
-                        (index[0], index[1])
-                    }
-                };
+                ps.copy_from_slice(&index[2..2 + d]);
+                ks.copy_from_slice(&index[2 + d..]);
+                let (batch, channel) = (index[0], index[1]);
                 let mut offset = Some(batch * strides[0] + channel * strides[1]);
                 for axis in 0..d {
-                    offset = match (offset, source_along(axis, ks[axis], ps[axis])) {
+                    offset = match (offset, windows.source(axis, spatial[axis], ks[axis], ps[axis]))
+                    {
                         (Some(offset), Some(i)) => Some(offset + i * strides[2 + axis]),
                         _ => None,
                     };
@@ -1031,12 +981,12 @@ mod tests {
             (PadMode::Edge, (2, 1), vec![1.0, 1.0, 1.0, 2.0, 3.0, 3.0]),
         ];
         for (mode, widths, expected) in cases {
-            let gather = Gather::pad(&[3], &[widths], mode).unwrap();
+            let gather = Gather::pad(&[3], &[widths], mode, 0.0).unwrap();
             assert_eq!(gather.apply(&v).unwrap().to_vec(), expected, "{mode:?}");
             assert_transposed(&gather);
         }
         let x = range(&[2, 3]);
-        let gather = Gather::pad(&[2, 3], &[(1, 0), (1, 2)], PadMode::Reflect).unwrap();
+        let gather = Gather::pad(&[2, 3], &[(1, 0), (1, 2)], PadMode::Reflect, 0.0).unwrap();
         assert_eq!(gather.output_shape(), [3, 6]);
         #[rustfmt::skip]
         let expected = [
@@ -1047,19 +997,22 @@ mod tests {
         assert_eq!(gather.apply(&x).unwrap().to_vec(), expected);
         assert_transposed(&gather);
         assert_eq!(
-            Gather::pad(&[3], &[(3, 0)], PadMode::Reflect).unwrap_err().to_string(),
+            Gather::pad(&[3], &[(3, 0)], PadMode::Reflect, 0.0).unwrap_err().to_string(),
             "pad: `reflect` padding of axis 0 (extent 3) needs widths below the extent, got [3, 0]"
         );
         assert_eq!(
-            Gather::pad(&[0], &[(1, 0)], PadMode::Edge).unwrap_err().to_string(),
+            Gather::pad(&[0], &[(1, 0)], PadMode::Edge, 0.0).unwrap_err().to_string(),
             "pad: `edge` padding of axis 0 (extent 0) needs widths of 0 for an empty axis, got [1, 0]"
         );
         assert_eq!(
-            Gather::pad(&[3], &[(1, 0), (1, 1)], PadMode::Edge).unwrap_err().to_string(),
+            Gather::pad(&[3], &[(1, 0), (1, 1)], PadMode::Edge, 0.0).unwrap_err().to_string(),
             "pad: 2 pairs of widths for a tensor of rank 1"
         );
         // Constant padding of an empty axis is fine.
-        assert_eq!(Gather::pad(&[0], &[(1, 2)], PadMode::Constant).unwrap().output_shape(), [3]);
+        assert_eq!(
+            Gather::pad(&[0], &[(1, 2)], PadMode::Constant, 0.0).unwrap().output_shape(),
+            [3]
+        );
     }
 
     #[test]
@@ -1184,13 +1137,13 @@ mod tests {
 
     #[test]
     fn windows_lay_out_patches() {
-        // One 3x3 image, 2x2 windows with stride 1: im2col columns, one per window position.
+        // One 3x3 image, 2x2 windows with stride 1: each window's elements last.
         let x = range(&[1, 1, 3, 3]);
         let unit = |n: usize| vec![n, n];
         let windows =
             Windows { kernel: unit(2), stride: unit(1), padding: unit(0), dilation: unit(1) };
-        let gather = Gather::windows("conv2d", &[1, 1, 3, 3], &windows, true, 0.0).unwrap();
-        assert_eq!(gather.output_shape(), [1, 2, 2, 1, 2, 2]);
+        let gather = Gather::windows("avg_pool2d", &[1, 1, 3, 3], &windows, 0.0).unwrap();
+        assert_eq!(gather.output_shape(), [1, 1, 2, 2, 2, 2]);
         #[rustfmt::skip]
         let expected = [
             0.0, 1.0, 3.0, 4.0,
@@ -1204,8 +1157,7 @@ mod tests {
         let windows =
             Windows { kernel: unit(2), stride: unit(2), padding: unit(1), dilation: unit(1) };
         let gather =
-            Gather::windows("max_pool2d", &[1, 1, 3, 3], &windows, false, f64::NEG_INFINITY)
-                .unwrap();
+            Gather::windows("max_pool2d", &[1, 1, 3, 3], &windows, f64::NEG_INFINITY).unwrap();
         assert_eq!(gather.output_shape(), [1, 1, 2, 2, 2, 2]);
         let inf = f64::NEG_INFINITY;
         #[rustfmt::skip]
@@ -1220,10 +1172,10 @@ mod tests {
         // Dilation 2 on a 1-d signal.
         let windows =
             Windows { kernel: vec![2], stride: vec![1], padding: vec![0], dilation: vec![2] };
-        let gather = Gather::windows("conv1d", &[1, 1, 4], &windows, true, 0.0).unwrap();
-        assert_eq!(gather.apply(&range(&[1, 1, 4])).unwrap().to_vec(), [0.0, 1.0, 2.0, 3.0]);
+        let gather = Gather::windows("conv1d", &[1, 1, 4], &windows, 0.0).unwrap();
+        assert_eq!(gather.apply(&range(&[1, 1, 4])).unwrap().to_vec(), [0.0, 2.0, 1.0, 3.0]);
         assert_eq!(
-            Gather::windows("conv1d", &[1, 1, 2], &windows, true, 0.0).unwrap_err().to_string(),
+            Gather::windows("conv1d", &[1, 1, 2], &windows, 0.0).unwrap_err().to_string(),
             "conv1d: a window spanning 3 elements does not fit an axis of extent 2 with padding 0"
         );
     }

@@ -20,6 +20,7 @@ mod allocation;
 mod blas_kernel;
 mod broadcast;
 mod buffer;
+mod conv;
 mod elementwise;
 mod error;
 mod format;
@@ -29,6 +30,7 @@ mod io;
 mod labels;
 mod linalg;
 mod matmul;
+mod parallel;
 mod random;
 mod reduce;
 mod scan;
@@ -47,6 +49,7 @@ pub use self::blas_kernel::{
     stop_idle_blas_threads,
 };
 pub use self::broadcast::{broadcast_shapes, broadcast_to, sum_to_shape};
+pub use self::conv::{Convolution, Face, Windows};
 pub use self::elementwise::{
     BinaryOp, GELU_TANH_CUBIC, GELU_TANH_SCALE, UnaryOp, binary, binary_scalar_lhs,
     binary_scalar_rhs, scaled_update, unary, zip_map,
@@ -57,7 +60,7 @@ pub use self::format::{
     Layout, PrintOptions, format_bool, format_char, format_float, format_int, format_tensor,
     format_tensor_with,
 };
-pub use self::gather::{Entry, Gather, PadMode, Windows, nonzero, nonzero_indices};
+pub use self::gather::{Entry, Gather, PadMode, nonzero, nonzero_indices};
 pub use self::index::{Index, Resolver, Subscript, add_at, get, indexed_shape, resolve, set};
 pub use self::io::{load_csv, load_npy, parse_csv, save_npy};
 pub use self::labels::{label_positions, one_hot};
@@ -66,6 +69,7 @@ pub use self::linalg::{
     slogdet, solve, svd, svdvals,
 };
 pub use self::matmul::{matmul, matmul_shape};
+pub use self::parallel::threads;
 pub use self::random::Rng;
 pub use self::reduce::{
     Extreme, ReduceOp, arg_extreme, arg_extreme_axis, count_nonzero, extreme_mask, log_softmax,
@@ -76,7 +80,7 @@ pub use self::shape::{
     all, any, concat, diag, dims_from_f64, dims_from_i64, expand_dims, extent, normalize_axis,
     permute, reshape, reshape_extents, stack, swap_axes, trace, transpose,
 };
-pub use self::sort::{argsort, positions_along, sort_gather, topk_gather};
+pub use self::sort::{argsort, positions_along, sort_gather, sort_values, topk_gather};
 
 /// A dense n-dimensional array of `f64` in row-major logical order, shared copy-on-write.
 ///
@@ -233,7 +237,7 @@ impl Tensor {
 
     /// Applies `f` to every element, in place when the buffer is not shared. Contiguous tensors
     /// take the vectorised loops of `vector_math`.
-    pub fn map(self, f: impl Fn(f64) -> f64) -> Tensor {
+    pub fn map(self, f: impl Fn(f64) -> f64 + Sync) -> Tensor {
         let mut array = self.array;
         if array.is_unique() {
             match array.as_slice_memory_order_mut() {

@@ -7,10 +7,68 @@
 //! Here each loop is compiled three times (baseline, AVX2, AVX-512) and chosen at run time, and
 //! [`exp`] and [`tanh`] are plain arithmetic without branches. They never use fused multiply-add,
 //! so every variant computes bit-identical results, on every machine: they are reproducible across
-//! platforms, unlike libm's.
+//! platforms, unlike libm's. Long loops are split across the cores ([`parallel`]), each element
+//! computed by the same code whatever part holds it, so the results do not depend on the number
+//! of threads either.
 
-/// Applies `f` to every element of `values` in place.
-pub(super) fn map_in_place(values: &mut [f64], f: impl Fn(f64) -> f64) {
+use std::mem::MaybeUninit;
+
+use super::parallel;
+
+/// Applies `f` to every element of `values` in place, split across the cores when there are many
+/// ([`parallel::ELEMENTWISE_PART`]).
+pub(super) fn map_in_place(values: &mut [f64], f: impl Fn(f64) -> f64 + Sync) {
+    let parts = parallel::parts(values.len(), parallel::ELEMENTWISE_PART);
+    parallel::for_chunks(values, 1, parts, |_, chunk| map_in_place_widest(chunk, &f));
+}
+
+/// `f` applied to every element of `values`, in a new vector, split across the cores when there
+/// are many.
+pub(super) fn map_to_vec(values: &[f64], f: impl Fn(f64) -> f64 + Sync) -> Vec<f64> {
+    let mut mapped = super::buffer::with_capacity(values.len());
+    let parts = parallel::parts(values.len(), parallel::ELEMENTWISE_PART);
+    let slots = &mut mapped.spare_capacity_mut()[..values.len()];
+    parallel::for_chunks(slots, 1, parts, |start, chunk| {
+        map_into_widest(&values[start..start + chunk.len()], chunk, &f);
+    });
+    // SAFETY: the chunks cover the first `values.len()` slots, and `map_into_widest` wrote every
+    // slot of its chunk.
+    unsafe { mapped.set_len(values.len()) };
+    mapped
+}
+
+/// `values[i] = f(values[i], other[i])` for every `i` (the slices have one length), split across
+/// the cores when there are many. Plain arithmetic is bound by memory, not by the vector width,
+/// so the loop is compiled for the baseline only.
+pub(super) fn zip_in_place(values: &mut [f64], other: &[f64], f: impl Fn(f64, f64) -> f64 + Sync) {
+    let len = values.len().min(other.len());
+    let parts = parallel::parts(len, parallel::ELEMENTWISE_PART);
+    parallel::for_chunks(&mut values[..len], 1, parts, |start, chunk| {
+        for (value, &y) in chunk.iter_mut().zip(&other[start..]) {
+            *value = f(*value, y);
+        }
+    });
+}
+
+/// `f(lhs[i], rhs[i])` for every `i` (the slices have one length), in a new vector, split across
+/// the cores when there are many.
+pub(super) fn zip_to_vec(lhs: &[f64], rhs: &[f64], f: impl Fn(f64, f64) -> f64 + Sync) -> Vec<f64> {
+    let len = lhs.len().min(rhs.len());
+    let mut zipped = super::buffer::with_capacity(len);
+    let parts = parallel::parts(len, parallel::ELEMENTWISE_PART);
+    parallel::for_chunks(&mut zipped.spare_capacity_mut()[..len], 1, parts, |start, chunk| {
+        for ((slot, &x), &y) in chunk.iter_mut().zip(&lhs[start..]).zip(&rhs[start..]) {
+            slot.write(f(x, y));
+        }
+    });
+    // SAFETY: the chunks cover the first `len` slots, and each chunk's loop wrote all of its own
+    // (`lhs` and `rhs` have at least `len` elements from every chunk's start).
+    unsafe { zipped.set_len(len) };
+    zipped
+}
+
+/// [`map_in_place`] on one thread, compiled for the widest vector instructions the CPU has.
+fn map_in_place_widest(values: &mut [f64], f: impl Fn(f64) -> f64) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
@@ -27,20 +85,23 @@ pub(super) fn map_in_place(values: &mut [f64], f: impl Fn(f64) -> f64) {
     map_in_place_baseline(values, f);
 }
 
-/// `f` applied to every element of `values`, in a new vector.
-pub(super) fn map_to_vec(values: &[f64], f: impl Fn(f64) -> f64) -> Vec<f64> {
+/// `f` of every element of `values` written into `slots` (as long), on one thread, compiled for
+/// the widest vector instructions the CPU has.
+fn map_into_widest(values: &[f64], slots: &mut [MaybeUninit<f64>], f: impl Fn(f64) -> f64) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU supports AVX-512F, the only feature the function is compiled for.
-            return unsafe { map_to_vec_avx512(values, f) };
+            unsafe { map_into_avx512(values, slots, f) };
+            return;
         }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2, the only feature the function is compiled for.
-            return unsafe { map_to_vec_avx2(values, f) };
+            unsafe { map_into_avx2(values, slots, f) };
+            return;
         }
     }
-    map_to_vec_baseline(values, f)
+    map_into_baseline(values, slots, f);
 }
 
 #[inline(always)]
@@ -51,17 +112,12 @@ fn map_in_place_baseline(values: &mut [f64], f: impl Fn(f64) -> f64) {
 }
 
 #[inline(always)]
-fn map_to_vec_baseline(values: &[f64], f: impl Fn(f64) -> f64) -> Vec<f64> {
+fn map_into_baseline(values: &[f64], slots: &mut [MaybeUninit<f64>], f: impl Fn(f64) -> f64) {
     // A plain loop rather than `extend` or `collect`, whose internal `fold` the compiler may keep
     // out of line, and so compiled for baseline x86-64 even inside the AVX variants.
-    let mut mapped = super::buffer::with_capacity(values.len());
-    for (slot, &value) in mapped.spare_capacity_mut().iter_mut().zip(values) {
+    for (slot, &value) in slots.iter_mut().zip(values) {
         slot.write(f(value));
     }
-    // SAFETY: the capacity is at least `values.len()`, so the loop wrote every one of the first
-    // `values.len()` elements.
-    unsafe { mapped.set_len(values.len()) };
-    mapped
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -78,14 +134,14 @@ fn map_in_place_avx512(values: &mut [f64], f: impl Fn(f64) -> f64) {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn map_to_vec_avx2(values: &[f64], f: impl Fn(f64) -> f64) -> Vec<f64> {
-    map_to_vec_baseline(values, f)
+fn map_into_avx2(values: &[f64], slots: &mut [MaybeUninit<f64>], f: impl Fn(f64) -> f64) {
+    map_into_baseline(values, slots, f);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-fn map_to_vec_avx512(values: &[f64], f: impl Fn(f64) -> f64) -> Vec<f64> {
-    map_to_vec_baseline(values, f)
+fn map_into_avx512(values: &[f64], slots: &mut [MaybeUninit<f64>], f: impl Fn(f64) -> f64) {
+    map_into_baseline(values, slots, f);
 }
 
 /// 1.5 * 2^52: adding it rounds a float below 2^51 in magnitude to an integer held in the low
@@ -382,7 +438,29 @@ mod tests {
             map_in_place_baseline(&mut baseline, f);
             assert_eq!(in_place, baseline);
             assert_eq!(map_to_vec(&inputs, f), baseline);
-            assert_eq!(map_to_vec_baseline(&inputs, f), baseline);
+            let mut slots = vec![MaybeUninit::new(0.0); inputs.len()];
+            map_into_baseline(&inputs, &mut slots, f);
+            // SAFETY: every slot was initialised, first with 0.0 and then by the loop.
+            let written: Vec<f64> =
+                slots.iter().map(|slot| unsafe { slot.assume_init() }).collect();
+            assert_eq!(written, baseline);
         }
+    }
+
+    #[test]
+    fn split_loops_compute_what_one_thread_does() {
+        // Long enough to be split across threads where there are several.
+        let inputs: Vec<f64> = (0..(1 << 18)).map(|i| f64::from(i) * 1e-4 - 13.0).collect();
+        let mut one = inputs.clone();
+        map_in_place_baseline(&mut one, exp);
+        assert_eq!(map_to_vec(&inputs, exp), one);
+        let mut split = inputs.clone();
+        map_in_place(&mut split, exp);
+        assert_eq!(split, one);
+        let sums: Vec<f64> = inputs.iter().zip(&one).map(|(x, y)| x * y + 1.0).collect();
+        assert_eq!(zip_to_vec(&inputs, &one, |x, y| x * y + 1.0), sums);
+        let mut zipped = inputs.clone();
+        zip_in_place(&mut zipped, &one, |x, y| x * y + 1.0);
+        assert_eq!(zipped, sums);
     }
 }

@@ -438,15 +438,17 @@ const LIBRARY: Group = Group {
             target: None,
         },
     ],
-    notes: "float64 on both sides. Nabla lays the windows out as one strided slice of the input \
-            per kernel offset (im2col) and contracts them with the filters in one `einsum`, a \
-            BLAS matrix product; its backward pass is the slices' scatters and two more \
-            products. The backward rows differentiate `sum(y * y)` with respect to the images \
-            and the filters. PyTorch runs `torch.nn.functional.conv2d`, under `no_grad` for the \
-            forward row. `sort` is Nabla's stable LSD radix sort on order-preserving keys against \
-            NumPy's default sort; `svd` calls LAPACK in both. The element-wise row runs on one \
-            core in Nabla (its element-wise kernels are not split across threads), which the \
-            issue's target of 1.5x faster than NumPy needs; PyTorch is reported beside it.",
+    notes: "float64 on both sides. Nabla's `conv2d` writes each image's column matrix \
+            (im2col) in one pass and multiplies it by the filters with one `dgemm` straight into \
+            the result, the images split across the threads; its backward pass is the same walk \
+            transposed: one `dgemm` per image for the input gradient, added back into the image \
+            (col2im), and one per image accumulated in order for the filter gradient. The \
+            backward rows differentiate `sum(y * y)` with respect to the images and the filters. \
+            PyTorch runs `torch.nn.functional.conv2d`, under `no_grad` for the forward row. \
+            `sort` is Nabla's stable LSD radix sort on order-preserving keys against NumPy's \
+            default sort; `svd` calls LAPACK's `dgesdd` in both. Nabla splits element-wise work \
+            of 2^17 elements or more across the threads (OpenBLAS's thread count), each element \
+            computed as on one thread; NumPy runs element-wise work on one core, PyTorch on all.",
 };
 
 const CHECK_NAN: &[&str] = &["--check-nan"];

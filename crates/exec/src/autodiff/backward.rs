@@ -672,7 +672,13 @@ fn pullback_value(t: &mut Tape, op: &Op, g: Value, adjoints: &mut Adjoints) -> R
             accumulate(t, adjoints, *x as usize, contribution)
         }
         Op::ScatterAdd { x, map } => {
-            let contribution = ops::gather(t, g, map)?;
+            // The transpose of the scatter is the gather's linear part: a map that fills (the
+            // padding of `pad` or of a max pool) gives zeros there, not its fill.
+            let linear = match map.fill() == 0.0 {
+                true => map.clone(),
+                false => Rc::new(map.linear()),
+            };
+            let contribution = ops::gather(t, g, &linear)?;
             accumulate(t, adjoints, *x as usize, contribution)
         }
         Op::BroadcastTo { x, kind } => {
@@ -688,8 +694,9 @@ fn pullback_value(t: &mut Tape, op: &Op, g: Value, adjoints: &mut Adjoints) -> R
             accumulate(t, adjoints, *x as usize, contribution)
         }
         Op::Inv { x, output } => {
-            // d(A^-1) = -A^-1 dA A^-1, so the gradient is -Y^T G Y^T with Y = A^-1.
-            let y_t = ops::transpose(t, output.clone())?;
+            // d(A^-1) = -A^-1 dA A^-1, so the gradient is -Y^T G Y^T with Y = A^-1, for every
+            // matrix of a stack.
+            let y_t = ops::swap_last_two(t, output.clone())?;
             let left = ops::matmul(t, y_t.clone(), g)?;
             let product = ops::matmul(t, left, y_t)?;
             let contribution = ops::neg(t, product)?;
@@ -699,12 +706,29 @@ fn pullback_value(t: &mut Tape, op: &Op, g: Value, adjoints: &mut Adjoints) -> R
             let contribution = det_rule(t, input.clone(), output.clone(), g)?;
             accumulate(t, adjoints, *x as usize, contribution)
         }
-        Op::Solve { a, b, matrix, solution } => {
-            solve_rule(t, [*a, *b], matrix.clone(), solution.clone(), g, adjoints)
+        Op::Solve { a, b, matrix, rhs_shape, solution } => {
+            let values = [matrix.clone(), solution.clone()];
+            solve_rule(t, [*a, *b], values, rhs_shape, g, adjoints)
         }
         Op::Cholesky { x, factor } => {
             let contribution = cholesky_rule(t, factor.clone(), g)?;
             accumulate(t, adjoints, *x as usize, contribution)
+        }
+        Op::Conv { face, conv, a, b, a_value, b_value } => {
+            // Each map is bilinear, and the cotangent of either operand is another of the three
+            // maps, of the output's cotangent and the other operand.
+            use tensor::Face::{FilterGradient, Forward, InputGradient};
+            let (for_a, for_b) = match face {
+                Forward => ((InputGradient, &g, b_value), (FilterGradient, a_value, &g)),
+                InputGradient => ((Forward, &g, b_value), (FilterGradient, &g, a_value)),
+                FilterGradient => ((InputGradient, b_value, &g), (Forward, a_value, &g)),
+            };
+            for (arg, (face, first, second)) in [(*a, for_a), (*b, for_b)] {
+                accumulate_arg(t, adjoints, arg, |t| {
+                    ops::convolution(t, conv, face, first.clone(), second.clone())
+                })?;
+            }
+            Ok(())
         }
         Op::Einsum { contraction, args, operands } => {
             einsum_rule(t, contraction, args, operands, Adjoint::Value(g), adjoints)
@@ -1308,19 +1332,25 @@ fn reduce_rule(
 /// The largest matrix whose singular determinant is differentiated through its cofactors.
 const COFACTOR_LIMIT: usize = 8;
 
-/// The gradient of `det`: `g det(A) inv(A)^T`, or `g` times the cofactor matrix when `A` is
-/// exactly singular.
+/// The gradient of `det`: `g det(A) inv(A)^T`, or `g` times the cofactor matrix when some matrix
+/// of the stack is exactly singular.
 fn det_rule(t: &mut Tape, x: Value, y: Value, g: Value) -> Result<Value, AdError> {
-    if y.as_f64() != Some(0.0) {
+    let singular = match y.detach().as_tensor() {
+        Some(determinants) => determinants.array().iter().any(|&d| d == 0.0),
+        None => y.as_f64() == Some(0.0),
+    };
+    if !singular {
         let inverse = ops::inv(t, x)?;
-        let inverse_t = ops::transpose(t, inverse)?;
+        let inverse_t = ops::swap_last_two(t, inverse)?;
         let scale = ops::mul(t, g, y)?;
+        let scale = decompositions::per_matrix(t, scale)?;
         return ops::mul(t, scale, inverse_t);
     }
-    let n = match x.shape() {
-        &[n, _] => n,
-        _ => return Err(AdError::internal("det of a non-matrix")),
-    };
+    let shape = x.shape().to_vec();
+    let (rank, n) = (shape.len(), shape.last().copied().unwrap_or(0));
+    if rank < 2 {
+        return Err(AdError::internal("det of a non-matrix"));
+    }
     if n > COFACTOR_LIMIT {
         let what = "the gradient of det at a singular matrix larger than 8 by 8";
         return Err(AdErrorKind::Unsupported { what }.into());
@@ -1334,14 +1364,26 @@ fn det_rule(t: &mut Tape, x: Value, y: Value, g: Value) -> Result<Value, AdError
             cofactors.push(ops::mul(t, determinant, Value::Float(sign))?);
         }
     }
-    let cofactors = ops::from_elements(t, &[n, n], cofactors)?;
+    let cofactors = match rank {
+        2 => ops::from_elements(t, &[n, n], cofactors)?,
+        _ => {
+            // `[n * n][batch...]`, the cofactor axis moved last and split into the matrix's.
+            let stacked = ops::stack_many(t, cofactors)?;
+            let mut axes: Vec<i64> = (1..rank as i64 - 1).collect();
+            axes.push(0);
+            let moved = ops::permute(t, stacked, &axes)?;
+            ops::reshape(t, moved, &shape)?
+        }
+    };
+    let g = decompositions::per_matrix(t, g)?;
     ops::mul(t, g, cofactors)
 }
 
-/// The matrix `x` without row `i` and column `j`.
+/// Every matrix of `x` without row `i` and column `j`.
 fn minor(t: &mut Tape, x: &Value, i: usize, j: usize, n: usize) -> Result<Value, AdError> {
-    let rows = without(t, x.clone(), 0, i, n)?;
-    without(t, rows, 1, j, n)
+    let rank = x.shape().len();
+    let rows = without(t, x.clone(), rank - 2, i, n)?;
+    without(t, rows, rank - 1, j, n)
 }
 
 /// `x` without entry `skip` along `axis` (of extent `n`).
@@ -1353,46 +1395,56 @@ fn without(t: &mut Tape, x: Value, axis: usize, skip: usize, n: usize) -> Result
 }
 
 /// The gradients of `x = solve(a, b)`: `gb = solve(a^T, g)` and `ga = -gb x^T` (an outer product
-/// for a vector `b`).
+/// for a vector `b`), for every matrix of a stack, summed back over the axes along which `a` or
+/// `b` was broadcast.
 fn solve_rule(
     t: &mut Tape,
     [a, b]: [Arg; 2],
-    matrix: Value,
-    solution: Value,
+    [matrix, solution]: [Value; 2],
+    rhs_shape: &[usize],
     g: Value,
     adjoints: &mut Adjoints,
 ) -> Result<(), AdError> {
-    let matrix_t = ops::transpose(t, matrix)?;
+    let matrix_shape = matrix.shape().to_vec();
+    let matrix_t = ops::swap_last_two(t, matrix)?;
+    // A vector `b` is one right-hand side for every matrix: its solutions are `[..., n]`, taken
+    // as columns `[..., n, 1]`.
+    let vector = rhs_shape.len() == 1;
+    let (g, solution) = match vector {
+        true => (ops::expand_dims(t, g, -1)?, ops::expand_dims(t, solution, -1)?),
+        false => (g, solution),
+    };
     let gb = ops::solve(t, matrix_t, g)?;
     accumulate_arg(t, adjoints, a, |t| {
-        let product = match solution.shape() {
-            &[n] => {
-                let column = ops::reshape(t, gb.clone(), &[n, 1])?;
-                let row = ops::reshape(t, solution.clone(), &[1, n])?;
-                ops::mul(t, column, row)?
-            }
-            _ => {
-                let solution_t = ops::transpose(t, solution.clone())?;
-                ops::matmul(t, gb.clone(), solution_t)?
-            }
-        };
-        ops::neg(t, product)
+        let solution_t = ops::swap_last_two(t, solution.clone())?;
+        let product = ops::matmul(t, gb.clone(), solution_t)?;
+        let summed = ops::sum_to_shape(t, product, &matrix_shape)?;
+        ops::neg(t, summed)
     })?;
-    accumulate_arg(t, adjoints, b, |_| Ok(gb.clone()))
+    accumulate_arg(t, adjoints, b, |t| {
+        let gb = match vector {
+            true => {
+                let shape = gb.shape()[..gb.shape().len() - 1].to_vec();
+                ops::reshape(t, gb.clone(), &shape)?
+            }
+            false => gb.clone(),
+        };
+        ops::sum_to_shape(t, gb, rhs_shape)
+    })
 }
 
 /// The symmetric gradient of `cholesky` (see the module documentation).
 fn cholesky_rule(t: &mut Tape, factor: Value, g: Value) -> Result<Value, AdError> {
-    let n = factor.shape().first().copied().unwrap_or(0);
-    let factor_t = ops::transpose(t, factor)?;
+    let n = factor.shape().last().copied().unwrap_or(0);
+    let factor_t = ops::swap_last_two(t, factor)?;
     let product = ops::matmul(t, factor_t.clone(), g)?;
     let lower = ops::mul(t, product, Value::tensor(plain::lower_mask(n, true)?))?;
     let strict = ops::mul(t, lower.clone(), Value::tensor(plain::lower_mask(n, false)?))?;
-    let strict_t = ops::transpose(t, strict)?;
+    let strict_t = ops::swap_last_two(t, strict)?;
     let sum = ops::add(t, lower, strict_t)?;
     let symmetric = ops::mul(t, sum, Value::Float(0.5))?;
     let left = ops::solve(t, factor_t.clone(), symmetric)?;
-    let left_t = ops::transpose(t, left)?;
+    let left_t = ops::swap_last_two(t, left)?;
     let both = ops::solve(t, factor_t, left_t)?;
-    ops::transpose(t, both)
+    ops::swap_last_two(t, both)
 }

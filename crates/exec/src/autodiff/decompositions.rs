@@ -12,7 +12,7 @@
 //! vectors of a repeated value has no derivative there). `svd` also divides by the singular values
 //! for the part of `U` or `V` outside the square, left out where a value is 0. `qr` is
 //! differentiable for `m >= n`, as in JAX; `pinv` assumes the rank does not change near the
-//! matrix.
+//! matrix. Every rule works on the last two axes, so stacks of matrices differentiate as one.
 
 use crate::autodiff::AdError;
 use crate::autodiff::Tape;
@@ -191,9 +191,22 @@ pub(super) fn pinv_rule(t: &mut Tape, a: Value, p: Value, g: Value) -> Result<Va
     ops::add(t, sum, third)
 }
 
-/// `slogdet`'s `log |det A|`: the gradient is `g A^-T`.
+/// `slogdet`'s `log |det A|`: the gradient is `g A^-T`, for every matrix of a stack.
 pub(super) fn log_abs_det_rule(t: &mut Tape, a: Value, g: Value) -> Result<Value, AdError> {
     let inverse = ops::inv(t, a)?;
-    let inverse_t = ops::transpose(t, inverse)?;
+    let inverse_t = t_of(t, inverse)?;
+    let g = per_matrix(t, g)?;
     ops::mul(t, g, inverse_t)
+}
+
+/// A float per matrix of a stack (`[...]`, or a float for one matrix) as `[..., 1, 1]`, to scale
+/// each matrix by its own.
+pub(super) fn per_matrix(t: &mut Tape, g: Value) -> Result<Value, AdError> {
+    match g.is_tensor() && !g.shape().is_empty() {
+        true => {
+            let column = ops::expand_dims(t, g, -1)?;
+            ops::expand_dims(t, column, -1)
+        }
+        false => Ok(g),
+    }
 }

@@ -162,8 +162,9 @@ pub(crate) enum Op {
     Inv { x: u32, output: Value },
     /// `det` of `input`, which gave `output`.
     Det { x: u32, input: Value, output: Value },
-    /// `solve(a, b)` with the matrix `matrix`, which gave `solution`.
-    Solve { a: Arg, b: Arg, matrix: Value, solution: Value },
+    /// `solve(a, b)` with the matrix `matrix` and a right-hand side of `rhs_shape`, which gave
+    /// `solution`.
+    Solve { a: Arg, b: Arg, matrix: Value, rhs_shape: Box<[usize]>, solution: Value },
     /// `qr` of `x`, which gave `q` and `r`; its output is the two packed into one vector.
     Qr { x: u32, q: Value, r: Value },
     /// `svd` of `x`, which gave `u`, `s` and `vh`, packed into its output.
@@ -176,6 +177,18 @@ pub(crate) enum Op {
     Pinv { x: u32, input: Value, output: Value },
     /// `cholesky`, which gave the lower factor `factor`.
     Cholesky { x: u32, factor: Value },
+    /// One of a convolution's three bilinear maps (`tensor::Face`: the convolution itself, its
+    /// input gradient, its filter gradient) of `a` and `b`, whose values are `a_value` and
+    /// `b_value`. Its rule gives each operand's cotangent by the other two maps, so one record
+    /// differentiates to any order.
+    Conv {
+        face: tensor::Face,
+        conv: Rc<tensor::Convolution>,
+        a: Arg,
+        b: Arg,
+        a_value: Value,
+        b_value: Value,
+    },
     /// A contraction (`einsum`, index statements) of `operands`, whose nodes are `args`.
     Einsum { contraction: Rc<Contraction>, args: Box<[Arg]>, operands: Box<[Value]> },
     /// A call of a function with a custom derivative rule, or of a `checkpoint`ed function, on
@@ -238,7 +251,9 @@ impl Op {
             Op::Binary { lhs, rhs, .. }
             | Op::Matmul { lhs, rhs, .. }
             | Op::Concat { lhs, rhs, .. } => args(&[*lhs, *rhs]).collect(),
-            Op::Select { a, b, .. } | Op::Solve { a, b, .. } => args(&[*a, *b]).collect(),
+            Op::Select { a, b, .. } | Op::Solve { a, b, .. } | Op::Conv { a, b, .. } => {
+                args(&[*a, *b]).collect()
+            }
             Op::Set { target, value, .. } | Op::AddAt { target, value, .. } => {
                 args(&[*target, *value]).collect()
             }
@@ -290,6 +305,9 @@ impl Op {
             Op::Eigh { .. } => "eigh",
             Op::LogAbsDet { .. } => "slogdet",
             Op::Pinv { .. } => "pinv",
+            Op::Conv { face: tensor::Face::Forward, .. } => "conv",
+            Op::Conv { face: tensor::Face::InputGradient, .. } => "conv input gradient",
+            Op::Conv { face: tensor::Face::FilterGradient, .. } => "conv filter gradient",
             Op::Einsum { .. } => "einsum",
             Op::Custom { rule: Rule::Derivative(_), .. } => "derivative rule",
             Op::Custom { rule: Rule::Recompute(_), .. } => "checkpoint",
@@ -328,6 +346,7 @@ impl Op {
             | Op::Det { input, output, .. } => vec![input, output],
             Op::Select { mask, .. } => vec![mask],
             Op::Matmul { lhs_value, rhs_value, .. } => vec![lhs_value, rhs_value],
+            Op::Conv { a_value, b_value, .. } => vec![a_value, b_value],
             Op::ProdOthers { input, .. } | Op::ProdPairs { input, .. } => vec![input],
             Op::Softmax { output, .. } | Op::LogSoftmax { output, .. } | Op::Inv { output, .. } => {
                 vec![output]

@@ -178,8 +178,14 @@ impl Machine<'_, '_> {
                 vec![values, indices]
             }
             Builtin::Split => {
-                let (parts, axis) = (a.count(1)?, a.int_if(2)?.unwrap_or(0));
-                rearrange::split(&mut self.tape, a.value(0)?, parts, axis)?
+                let axis = a.int_if(2)?.unwrap_or(0);
+                match a.borrow(1)?.is_tensor() {
+                    true => {
+                        let cuts = tensor::dims_from_i64(&a.ints(1)?)?;
+                        rearrange::split_at(&mut self.tape, a.value(0)?, &cuts, axis)?
+                    }
+                    false => rearrange::split(&mut self.tape, a.value(0)?, a.count(1)?, axis)?,
+                }
             }
             Builtin::Qr => {
                 let (q, r) = ops::qr(&mut self.tape, a.value(0)?)?;
@@ -306,9 +312,12 @@ impl Machine<'_, '_> {
                         shape: Vec::new(),
                     })?,
                 };
-                Value::tensor(tensor::argsort(&x, axis, false)?)
+                Value::tensor(tensor::argsort(&x, axis, a.flag(2)?)?)
             }
-            B::Sort => rearrange::sort(&mut self.tape, a.value(0)?, a.int_if(1)?)?,
+            B::Sort => {
+                let (axis, descending) = (a.int_if(1)?, a.flag(2)?);
+                rearrange::sort(&mut self.tape, a.value(0)?, axis, descending)?
+            }
             B::Cumsum | B::Cumprod => {
                 let op = if builtin == B::Cumsum { ScanOp::Sum } else { ScanOp::Prod };
                 let axis = a.int_if(1)?;
@@ -335,7 +344,11 @@ impl Machine<'_, '_> {
                 };
                 let rank = a.borrow(0)?.shape().len();
                 let widths = pad_widths(&a, rank)?;
-                rearrange::pad(&mut self.tape, a.value(0)?, &widths, mode)?
+                let value = match a.len() > 3 {
+                    true => a.value(3)?,
+                    false => Value::Float(0.0),
+                };
+                rearrange::pad(&mut self.tape, a.value(0)?, &widths, mode, value)?
             }
             B::Shuffle => rearrange::shuffle(&mut self.tape, a.value(0)?, &mut self.rng)?,
             B::Pinv => ops::pinv(&mut self.tape, a.value(0)?)?,

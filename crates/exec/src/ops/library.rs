@@ -9,12 +9,11 @@
 //! Functions of plain values only (masks, counts, positions) live in `tensor`; this module
 //! knows values and the tape.
 
-use crate::autodiff::{AdError, Tape};
+use crate::autodiff::{AdError, Lifted, Op, Tape};
 use crate::ops::{self, plain};
 use crate::value::Value;
 use std::rc::Rc;
 
-use tensor::einsum::Contraction;
 use tensor::{self, BinaryOp, Index, ReduceOp, Tensor, UnaryOp};
 
 /// A 0/1 mask of `a op b` on the primals, with broadcasting: a constant for `select`.
@@ -316,135 +315,50 @@ pub fn squeeze(t: &mut Tape, x: Value, axis: Option<i64>) -> Result<Value, AdErr
     ops::reshape(t, x, &kept)
 }
 
-/// The sliding windows of a convolution or pooling of `x` (`[N][C][spatial...]`) laid out by
-/// `geometry`, stacked along a new first axis: `[kernel elements][N][C][positions...]`, one
-/// strided slice of the padded input per kernel offset (im2col, kernel-offset major). The
-/// padding takes `fill`. Built of `full`, an indexed write and slices, so that the gradient (the
-/// slices' scatters summed) and every higher derivative come from their rules. Returns the
-/// window positions along each spatial axis too.
-fn windows(
-    t: &mut Tape,
-    op: &'static str,
-    x: Value,
-    geometry: &tensor::Windows,
-    fill: f64,
-) -> Result<(Value, Vec<usize>), AdError> {
-    let d = geometry.kernel.len();
-    let shape = x.shape().to_vec();
-    if shape.len() != d + 2 {
-        return Err(tensor::TensorError::Rank {
-            op,
-            expected: if d == 1 { "signals Tensor[N][C][L]" } else { "images Tensor[N][C][H][W]" },
-            shape,
-        }
-        .into());
-    }
-    let positions = geometry.positions(op, &shape[2..])?;
-    let whole = [Index::full(shape[0]), Index::full(shape[1])];
-    let x = match geometry.padding.iter().all(|&p| p == 0) {
-        true => x,
-        false => {
-            let mut padded = shape[..2].to_vec();
-            let mut inside = whole.to_vec();
-            for (axis, &extent) in shape[2..].iter().enumerate() {
-                let p = geometry.padding[axis];
-                padded.push(extent + 2 * p);
-                inside.push(Index::range(p, p + extent));
-            }
-            tensor::check_allocation(&padded)?;
-            let base = ops::full(t, &padded, Value::Float(fill))?;
-            ops::set(t, base, &inside, x)?
-        }
-    };
-    let count: usize = geometry.kernel.iter().product();
-    let mut stacked_shape = vec![count];
-    stacked_shape.extend_from_slice(&shape[..2]);
-    stacked_shape.extend_from_slice(&positions);
-    tensor::check_allocation(&stacked_shape)?;
-    let mut slices = Vec::with_capacity(count);
-    let mut offset = vec![0usize; d];
-    for _ in 0..count {
-        let mut index = whole.to_vec();
-        for axis in 0..d {
-            index.push(Index::Range {
-                start: offset[axis] * geometry.dilation[axis],
-                // Strides are extents of the input, which fit an `isize`.
-                step: geometry.stride[axis] as isize,
-                len: positions[axis],
-            });
-        }
-        slices.push(ops::get(t, x.clone(), &index)?);
-        // The next kernel offset, row-major.
-        for axis in (0..d).rev() {
-            offset[axis] += 1;
-            if offset[axis] < geometry.kernel[axis] {
-                break;
-            }
-            offset[axis] = 0;
-        }
-    }
-    Ok((ops::stack_many(t, slices)?, positions))
-}
-
 /// `conv1d` or `conv2d` (`op`) of `x` (`[N][C][spatial...]`) with the filters `w`
-/// (`[O][C / groups][kernel...]`): the windows of `x` contracted with the filters of each group
-/// by one `einsum` (a BLAS matrix product), `[N][O][positions...]`.
+/// (`[O][C / groups][kernel...]`): `[N][O][positions...]`, computed by `tensor::Convolution`
+/// (im2col and one `dgemm` per image and group) and recorded as one [`convolution`] record.
 pub fn conv(
     t: &mut Tape,
     op: &'static str,
     x: Value,
     w: Value,
-    [stride, padding, dilation, groups]: [usize; 4],
+    params: [usize; 4],
 ) -> Result<Value, AdError> {
-    let (x_shape, w_shape) = (x.shape().to_vec(), w.shape().to_vec());
-    let d = if op == "conv1d" { 1 } else { 2 };
-    if w_shape.len() != d + 2 {
-        return Err(tensor::TensorError::Rank {
-            op,
-            expected: if d == 1 {
-                "filters Tensor[O][C][K]"
-            } else {
-                "filters Tensor[O][C][KH][KW]"
-            },
-            shape: w_shape,
+    let conv = tensor::Convolution::new(op, x.shape(), w.shape(), params)?;
+    convolution(t, &Rc::new(conv), tensor::Face::Forward, x, w)
+}
+
+/// One of the three bilinear maps of `conv` (see `tensor::Face`) of `a` and `b`. Its rule gives
+/// each operand's cotangent by the other two maps, recorded the same way, so a convolution
+/// differentiates to any order in its images and its filters.
+pub(crate) fn convolution(
+    t: &mut Tape,
+    conv: &Rc<tensor::Convolution>,
+    face: tensor::Face,
+    a: Value,
+    b: Value,
+) -> Result<Value, AdError> {
+    match t.lift([a, b]) {
+        Lifted::Plain([a, b]) => {
+            let op = "conv";
+            let (a, b) = (plain::into_tensor(a, op)?, plain::into_tensor(b, op)?);
+            Ok(Value::tensor(conv.apply(face, &a, &b)?))
         }
-        .into());
+        Lifted::Tracked { level, inner: [a, b], args: [a_arg, b_arg] } => {
+            let out = convolution(t, conv, face, a.clone(), b.clone())?;
+            let conv = conv.clone();
+            let op = Op::Conv { face, conv, a: a_arg, b: b_arg, a_value: a, b_value: b };
+            t.push(level, op, out)
+        }
     }
-    let bad = |reason: String| AdError::from(tensor::TensorError::Argument { op, reason });
-    if groups == 0 {
-        return Err(bad("the number of groups must be positive, not 0".to_owned()));
-    }
-    let (filters, per_group) = (w_shape[0], w_shape[1]);
-    let channels = x_shape.get(1).copied();
-    if channels != per_group.checked_mul(groups) || filters % groups != 0 {
-        return Err(bad(format!(
-            "the input {} and the filters {} do not fit in {groups} group{}",
-            tensor::ShapeText(&x_shape),
-            tensor::ShapeText(&w_shape),
-            if groups == 1 { "" } else { "s" }
-        )));
-    }
-    let geometry = tensor::Windows {
-        kernel: w_shape[2..].to_vec(),
-        stride: vec![stride; d],
-        padding: vec![padding; d],
-        dilation: vec![dilation; d],
-    };
-    let n = x_shape[0];
-    let (columns, positions) = windows(t, op, x, &geometry, 0.0)?;
-    let (count, cells): (usize, usize) = (columns.shape()[0], positions.iter().product());
-    let columns = ops::reshape(t, columns, &[count, n, groups, per_group, cells])?;
-    let w = ops::reshape(t, w, &[groups, filters / groups, per_group, count])?;
-    let contraction = Rc::new(Contraction::from_spec("kngcp,gock->ngop")?);
-    let out = ops::einsum(t, &contraction, vec![columns, w])?;
-    let mut out_shape = vec![n, filters];
-    out_shape.extend_from_slice(&positions);
-    ops::reshape(t, out, &out_shape)
 }
 
 /// `max_pool2d` (`largest`) or `avg_pool2d` of `x` (`[N][C][H][W]`) over `kernel`-by-`kernel`
 /// windows: the largest element or the mean of each, padding included in the mean as PyTorch's
-/// default `count_include_pad`. Ties for the largest share its gradient equally (`max`'s rule).
+/// default `count_include_pad`. The windows are one gather (`tensor::Gather::windows`, the
+/// convolution's window walk), `[N][C][positions...][kernel elements]`, reduced along the last
+/// axis; ties for the largest share its gradient equally (`max`'s rule).
 pub fn pool(
     t: &mut Tape,
     x: Value,
@@ -466,9 +380,13 @@ pub fn pool(
         dilation: vec![1; 2],
     };
     let fill = if largest { f64::NEG_INFINITY } else { 0.0 };
-    let (stacked, _) = windows(t, op, x, &geometry, fill)?;
+    let map = tensor::Gather::windows(op, x.shape(), &geometry, fill)?;
+    let mut flat = map.output_shape()[..4].to_vec();
+    flat.push(kernel * kernel);
+    let windows = ops::gather(t, x, &Rc::new(map))?;
+    let windows = ops::reshape(t, windows, &flat)?;
     let reduction = if largest { ReduceOp::Max } else { ReduceOp::Mean };
-    ops::reduce(t, reduction, stacked, Some(0))
+    ops::reduce(t, reduction, windows, Some(4))
 }
 
 /// The classification losses over a batch: `cross_entropy(logits, labels)` (with

@@ -143,8 +143,10 @@ pub fn solve(t: &mut Tape, a: Value, b: Value) -> Result<Value, AdError> {
             Ok(Value::tensor(tensor::solve(&a, &b)?))
         }
         Lifted::Tracked { level, inner: [a, b], args: [lhs, rhs] } => {
+            let rhs_shape = b.shape().into();
             let out = solve(t, a.clone(), b)?;
-            t.push(level, Op::Solve { a: lhs, b: rhs, matrix: a, solution: out.clone() }, out)
+            let op = Op::Solve { a: lhs, b: rhs, matrix: a, rhs_shape, solution: out.clone() };
+            t.push(level, op, out)
         }
     }
 }
@@ -207,14 +209,6 @@ fn record_parts<const N: usize>(
     read.try_into().map_err(|_| AdError::internal("a decomposition's results"))
 }
 
-/// The derivatives of the decompositions are written for single matrices.
-fn single_matrix(x: &Value, what: &'static str) -> Result<(), AdError> {
-    match x.shape().len() {
-        2 => Ok(()),
-        _ => Err(crate::autodiff::AdErrorKind::Unsupported { what }.into()),
-    }
-}
-
 /// `qr(x)`: the reduced factorisation `Q R` of every matrix of `x`.
 pub fn qr(t: &mut Tape, x: Value) -> Result<(Value, Value), AdError> {
     match t.lift([x]) {
@@ -223,8 +217,7 @@ pub fn qr(t: &mut Tape, x: Value) -> Result<(Value, Value), AdError> {
             Ok((Value::tensor(q), Value::tensor(r)))
         }
         Lifted::Tracked { level, inner: [x], args: [arg] } => {
-            single_matrix(&x, "the derivative of qr of a stack of matrices")?;
-            if let &[m, n] = x.shape()
+            if let &[.., m, n] = x.shape()
                 && m < n
             {
                 let what = "the derivative of qr of a matrix with more columns than rows (as JAX)";
@@ -285,7 +278,6 @@ pub fn slogdet(t: &mut Tape, x: Value) -> Result<(Value, Value), AdError> {
             Ok((scalar(sign)?, scalar(log)?))
         }
         Lifted::Tracked { level, inner: [x], args: [arg] } => {
-            single_matrix(&x, "the derivative of slogdet of a stack of matrices")?;
             let (sign, log) = slogdet(t, x.clone())?;
             let log = t.push(level, Op::LogAbsDet { x: tracked(arg)?, input: x }, log)?;
             Ok((sign.detach(), log))

@@ -33,6 +33,7 @@ pub use shape::{
     stack_many, sum_to_shape, to_float, to_tensor, trace, transpose,
 };
 
+pub(crate) use library::convolution;
 pub(crate) use linalg::contract;
 pub(crate) use reduce::{prod_others, prod_pairs};
 pub(crate) use shape::swap_last_two;

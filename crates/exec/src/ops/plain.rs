@@ -142,7 +142,7 @@ pub(crate) fn binary(op: BinaryOp, a: Value, b: Value) -> Result<Value, AdError>
 pub(crate) fn zip_primals(
     a: &Value,
     b: &Value,
-    f: impl Fn(f64, f64) -> f64,
+    f: impl Fn(f64, f64) -> f64 + Sync,
 ) -> Result<Value, AdError> {
     match (a.primal(), b.primal()) {
         (Primal::Tensor(x), Primal::Tensor(y)) => {
@@ -164,7 +164,7 @@ pub(crate) fn zip_primals(
 }
 
 /// `f` applied element-wise to the primal of a value.
-pub(crate) fn map_primal(value: &Value, f: impl Fn(f64) -> f64) -> Result<Value, AdError> {
+pub(crate) fn map_primal(value: &Value, f: impl Fn(f64) -> f64 + Sync) -> Result<Value, AdError> {
     match value.primal() {
         Primal::Tensor(tensor) => Ok(Value::tensor(tensor.clone().map(f))),
         _ => value.as_f64().map(|x| Value::Float(f(x))).ok_or_else(|| operand("mask", value)),

@@ -39,12 +39,17 @@ fn through(t: &mut Tape, x: Value, map: Gather) -> Result<Value, AdError> {
     ops::gather(t, x, &Rc::new(map))
 }
 
-/// `sort(x, axis)`: every lane along `axis` (the last by default) in ascending order, stable,
-/// NaN last.
-pub fn sort(t: &mut Tape, x: Value, axis: Option<i64>) -> Result<Value, AdError> {
+/// `sort(x, axis, descending)`: every lane along `axis` (the last by default) in ascending order,
+/// stable, NaN last, or in descending order, stable, NaN first (as PyTorch's
+/// `sort(descending=True)` and `topk`).
+pub fn sort(t: &mut Tape, x: Value, axis: Option<i64>, descending: bool) -> Result<Value, AdError> {
     let plain = primal(&x, "sort")?;
     let axis = axis_or_last(axis, plain.rank(), "sort")?;
-    through(t, x, tensor::sort_gather(&plain, axis, false)?)
+    match x.is_tracked() {
+        true => through(t, x, tensor::sort_gather(&plain, axis, descending)?),
+        // Nothing to differentiate: the values alone, without the map.
+        false => Ok(Value::tensor(tensor::sort_values(&plain, axis, descending)?)),
+    }
 }
 
 /// `topk(x, k, axis)`: the `k` largest elements of every lane, largest first (NaN counts as
@@ -129,15 +134,28 @@ pub fn repeat(t: &mut Tape, x: Value, repeats: usize, axis: Option<i64>) -> Resu
     through(t, x, Gather::repeat(&shape, repeats, axis)?)
 }
 
-/// `pad(x, widths, mode)`, one `(before, after)` pair per axis.
+/// `pad(x, widths, mode, value)`, one `(before, after)` pair per axis; the new elements of mode
+/// `Constant` are `value`. A plain value is the map's fill; a tracked one is selected where the
+/// map reads nothing, so that its gradient is the sum of theirs.
 pub fn pad(
     t: &mut Tape,
     x: Value,
     widths: &[(usize, usize)],
     mode: PadMode,
+    value: Value,
 ) -> Result<Value, AdError> {
     let shape = primal(&x, "pad")?.shape().to_vec();
-    through(t, x, Gather::pad(&shape, widths, mode)?)
+    match value.as_f64() {
+        Some(fill) if !value.is_tracked() => {
+            through(t, x, Gather::pad(&shape, widths, mode, fill)?)
+        }
+        _ => {
+            let map = Gather::pad(&shape, widths, mode, 0.0)?;
+            let read = map.apply(&Tensor::ones(&shape)?)?;
+            let padded = through(t, x, map)?;
+            ops::select(t, &Value::tensor(read), padded, value)
+        }
+    }
 }
 
 /// `split(x, parts, axis)`: `parts` equal slices along `axis`.
@@ -156,11 +174,36 @@ pub fn split(t: &mut Tape, x: Value, parts: usize, axis: i64) -> Result<Vec<Valu
         .into());
     }
     let step = extent / parts;
+    let cuts: Vec<usize> = (1..parts).map(|part| part * step).collect();
+    split_at(t, x, &cuts, axis as i64)
+}
+
+/// `split(x, cuts, axis)`: the slices of `x` along `axis` before `cuts[0]`, from each cut to the
+/// next, and from the last on (NumPy's `split` at indices); the cuts must rise and stay within
+/// the extent.
+pub fn split_at(t: &mut Tape, x: Value, cuts: &[usize], axis: i64) -> Result<Vec<Value>, AdError> {
+    let shape = primal(&x, "split")?.shape().to_vec();
+    let axis = tensor::normalize_axis(axis, shape.len())?;
+    let extent = shape[axis];
+    let ends: Vec<usize> = cuts.iter().copied().chain([extent]).collect();
+    if ends.windows(2).any(|pair| pair[0] > pair[1]) || cuts.iter().any(|&cut| cut > extent) {
+        return Err(tensor::TensorError::Argument {
+            op: "split",
+            reason: format!(
+                "the indices {cuts:?} do not rise from 0 to the extent {extent} of axis {axis} \
+                 of {}",
+                tensor::ShapeText(&shape)
+            ),
+        }
+        .into());
+    }
     let mut index: Vec<Index> = shape[..axis].iter().map(|&n| Index::full(n)).collect();
     index.push(Index::full(extent));
-    (0..parts)
-        .map(|part| {
-            index[axis] = Index::range(part * step, (part + 1) * step);
+    let mut start = 0;
+    ends.into_iter()
+        .map(|end| {
+            index[axis] = Index::range(start, end);
+            start = end;
             ops::get(t, x.clone(), &index)
         })
         .collect()

@@ -96,6 +96,12 @@ impl InferCtx<'_> {
                 if let Some(&axis) = args.get(1) {
                     self.axis_arg(axis, &tys[1], &shape, name);
                 }
+                if let Some(&descending) = args.get(2)
+                    && tys[2] != Ty::Bool
+                    && !tys[2].is_error()
+                {
+                    return self.bad_arg(descending, name, 2, &tys[2], "a bool");
+                }
                 Ty::Tensor(shape)
             }
             Rule::TopK => {
@@ -692,15 +698,33 @@ impl InferCtx<'_> {
         Ok(self.const_int(arg).and(rank).map(|_| axis))
     }
 
-    /// `pad(t, w)`, `pad(t, [[b0, a0], ...])`, `pad(t, widths, mode)`: each extent grows by its
-    /// widths.
+    /// `pad(t, w)`, `pad(t, [[b0, a0], ...])`, `pad(t, widths, mode)`,
+    /// `pad(t, widths, "constant", value)`: each extent grows by its widths.
     fn pad(&mut self, expr: ExprId, args: &[ExprId], tys: &[Ty]) -> Ty {
         let name = "pad";
         let Some(shape) = self.tensor_arg(args[0], name, 0, &tys[0]) else { return Ty::Error };
-        if let Some(&mode) = args.get(2)
-            && self.option(mode, &tys[2], name, 2, &["constant", "reflect", "edge"]).is_none()
-        {
-            return Ty::Error;
+        let mode = match args.get(2) {
+            Some(&mode) => {
+                match self.option(mode, &tys[2], name, 2, &["constant", "reflect", "edge"]) {
+                    Some(mode) => Some(mode),
+                    None => return Ty::Error,
+                }
+            }
+            None => None,
+        };
+        if let Some(&value) = args.get(3) {
+            if !self.number_arg(value, &tys[3], name, 3) {
+                return Ty::Error;
+            }
+            if let Some(mode) = mode.filter(|mode| mode != "constant") {
+                let span = self.expr_span(value);
+                self.report(
+                    Code::InvalidOption,
+                    span,
+                    format!("`pad` fills with a value in mode \"constant\", not \"{mode}\""),
+                );
+                return Ty::Error;
+            }
         }
         let Shape::Ranked(dims) = shape else { return Ty::unranked() };
         let widths: Vec<(Dim, Dim)> = match (&tys[1], &self.body.exprs[args[1]]) {
@@ -806,6 +830,10 @@ impl InferCtx<'_> {
     fn split(&mut self, args: &[ExprId], tys: &[Ty]) -> Ty {
         let name = "split";
         let Some(shape) = self.nonscalar_arg(args[0], name, &tys[0]) else { return Ty::Error };
+        if let Expr::TensorLit(points) = &self.body.exprs[args[1]] {
+            let points = points.clone();
+            return self.split_at(args, tys, shape, &points);
+        }
         if tys[1] != Ty::Int {
             return self.bad_arg(args[1], name, 1, &tys[1], "a constant int");
         }
@@ -857,6 +885,61 @@ impl InferCtx<'_> {
             None => dims.iter_mut().for_each(|dim| *dim = Dim::Unknown),
         }
         Ty::Tuple(vec![Ty::tensor(dims); count])
+    }
+
+    /// `split(t, [i, j, ...])`, `split(t, [i, j, ...], axis)`: the parts before `i`, from `i` to
+    /// `j`, ..., and from the last index on (NumPy's `split` at indices); the indices are ints,
+    /// and their number decides the number of results, so the list is written out.
+    fn split_at(&mut self, args: &[ExprId], tys: &[Ty], shape: Shape, points: &[ExprId]) -> Ty {
+        let name = "split";
+        if points.is_empty() || points.len() > 1023 {
+            let span = self.expr_span(args[1]);
+            self.report(
+                Code::InvalidOption,
+                span,
+                format!("`split` at indices takes from 1 to 1023 of them, not {}", points.len()),
+            );
+            return Ty::Error;
+        }
+        let mut cuts = Vec::with_capacity(points.len());
+        for &point in points {
+            let ty = self.result.type_of_expr(point).clone();
+            let Some(cut) = self.int_arg(point, &ty, name, 1) else { return Ty::Error };
+            cuts.push(self.nonnegative(point, cut));
+        }
+        let Ok(axis) = self.axis_option(name, &shape, args, tys, 2, AxisDefault::First) else {
+            return Ty::Error;
+        };
+        let count = points.len() + 1;
+        let Shape::Ranked(dims) = shape else { return Ty::Tuple(vec![Ty::unranked(); count]) };
+        let Some(axis) = axis else {
+            let unknown = vec![Dim::Unknown; dims.len()];
+            return Ty::Tuple(vec![Ty::tensor(unknown); count]);
+        };
+        let known: Option<Vec<i64>> = cuts.iter().map(Dim::known).collect();
+        if let Some(known) = &known {
+            let extent = dims[axis].known();
+            let rising = known.windows(2).all(|pair| pair[0] <= pair[1]);
+            if !rising || extent.is_some_and(|extent| known.iter().any(|&cut| cut > extent)) {
+                let span = self.expr_span(args[1]);
+                let extent = extent.map_or("its extent".to_owned(), |e| e.to_string());
+                self.report(
+                    Code::ArgumentShapes,
+                    span,
+                    format!("`split`: the indices must rise from 0 to {extent} along axis {axis}"),
+                );
+                return Ty::Error;
+            }
+        }
+        let mut parts = Vec::with_capacity(count);
+        let mut start = Dim::Known(0);
+        for end in cuts.iter().chain(std::iter::once(&dims[axis])) {
+            let mut part = dims.clone();
+            part[axis] = end.sub(&start);
+            parts.push(Ty::tensor(part));
+            start = end.clone();
+        }
+        Ty::Tuple(parts)
     }
 
     /// `sin(x)`'s rule: a number gives a float, a tensor its own shape.

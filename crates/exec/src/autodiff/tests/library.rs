@@ -344,7 +344,28 @@ fn convolutions_and_pooling_differentiate() {
     };
     let v = sample(&[16], -1.0, 1.0, 39);
     assert_hessian("max_pool2d", &pooled(true), vec![v.clone()]);
-    assert_hessian("avg_pool2d", &pooled(false), vec![v]);
+    assert_hessian("avg_pool2d", &pooled(false), vec![v.clone()]);
+    // Padding fills -inf into a max pool's windows; the second derivative must not see it.
+    let padded = |t: &mut Tape, a: Vec<Value>| {
+        let x = ops::reshape(t, a[0].clone(), &[1, 1, 4, 4])?;
+        let y = library::pool(t, x, [3, 1, 1], true)?;
+        ops::mul(t, y.clone(), y)
+    };
+    assert_hessian("max_pool2d padded", &padded, vec![v]);
+    // Mixed second order, in the images and the filters at once (one vector holds both).
+    let both = |t: &mut Tape, a: Vec<Value>| {
+        let x = ops::get(t, a[0].clone(), &[tensor::Index::range(0, 18)])?;
+        let w = ops::get(t, a[0].clone(), &[tensor::Index::range(18, 26)])?;
+        let x = ops::reshape(t, x, &[1, 2, 3, 3])?;
+        let w = ops::reshape(t, w, &[2, 1, 2, 2])?;
+        let y = library::conv(t, "conv2d", x, w, [1, 1, 1, 2])?;
+        ops::mul(t, y.clone(), y)
+    };
+    assert_hessian(
+        "conv2d in the images and the filters",
+        &both,
+        vec![sample(&[26], -1.0, 1.0, 43)],
+    );
 }
 
 #[test]
@@ -353,9 +374,10 @@ fn rearrangements_differentiate() {
     use tensor::{PadMode, ScanOp};
     // Distinct values, so that the order of a sort is locally constant.
     let x = sample(&[3, 4], -1.0, 1.0, 40);
-    let cases: [(&str, Library); 14] = [
-        ("sort", |t, a| rearrange::sort(t, a[0].clone(), None)),
-        ("sort along 0", |t, a| rearrange::sort(t, a[0].clone(), Some(0))),
+    let cases: [(&str, Library); 16] = [
+        ("sort", |t, a| rearrange::sort(t, a[0].clone(), None, false)),
+        ("sort along 0", |t, a| rearrange::sort(t, a[0].clone(), Some(0), false)),
+        ("sort descending", |t, a| rearrange::sort(t, a[0].clone(), Some(1), true)),
         ("topk", |t, a| Ok(rearrange::topk(t, a[0].clone(), 2, None)?.0)),
         ("topk along 0", |t, a| Ok(rearrange::topk(t, a[0].clone(), 2, Some(0))?.0)),
         ("cumsum", |t, a| rearrange::cumulative(t, ScanOp::Sum, a[0].clone(), Some(1))),
@@ -366,12 +388,19 @@ fn rearrangements_differentiate() {
         ("tile", |t, a| rearrange::tile(t, a[0].clone(), &[2, 1, 2])),
         ("repeat", |t, a| rearrange::repeat(t, a[0].clone(), 2, Some(1))),
         ("pad reflect", |t, a| {
-            rearrange::pad(t, a[0].clone(), &[(1, 2), (3, 0)], PadMode::Reflect)
+            rearrange::pad(t, a[0].clone(), &[(1, 2), (3, 0)], PadMode::Reflect, Value::Float(0.0))
         }),
-        ("pad edge", |t, a| rearrange::pad(t, a[0].clone(), &[(2, 0), (1, 1)], PadMode::Edge)),
+        ("pad edge", |t, a| {
+            rearrange::pad(t, a[0].clone(), &[(2, 0), (1, 1)], PadMode::Edge, Value::Float(0.0))
+        }),
         ("split", |t, a| {
             let parts = rearrange::split(t, a[0].clone(), 2, 1)?;
             ops::mul(t, parts[0].clone(), parts[1].clone())
+        }),
+        ("split at indices", |t, a| {
+            let parts = rearrange::split_at(t, a[0].clone(), &[1, 3], 1)?;
+            let ends = ops::mul(t, parts[0].clone(), parts[2].clone())?;
+            ops::add(t, ends, parts[1].clone())
         }),
     ];
     for (name, f) in cases {
@@ -386,6 +415,23 @@ fn rearrangements_differentiate() {
         };
         assert_hessian(name, &cubed, vec![sample(&[12], -1.0, 1.0, 41)]);
     }
+    // pad with a constant: the map fills 1.5, and its derivative (the scatter's transpose) must
+    // fill zeros, which the Hessian shows once padded elements meet inner ones (the roll).
+    let padded_products = |t: &mut Tape, a: Vec<Value>| {
+        let y = rearrange::pad(t, a[0].clone(), &[(1, 1)], PadMode::Constant, Value::Float(1.5))?;
+        let rolled = rearrange::roll(t, y.clone(), 1, None)?;
+        ops::mul(t, y, rolled)
+    };
+    let v = sample(&[4], -1.0, 1.0, 42);
+    assert_gradients("pad constant", &padded_products, vec![v.clone()]);
+    assert_hessian("pad constant", &padded_products, vec![v.clone()]);
+    // A tracked fill value gets the gradient of every element it fills.
+    let tracked_fill = |t: &mut Tape, a: Vec<Value>| {
+        let y = rearrange::pad(t, a[0].clone(), &[(2, 1)], PadMode::Constant, a[1].clone())?;
+        ops::mul(t, y.clone(), y)
+    };
+    assert_gradients("pad tracked value", &tracked_fill, vec![v.clone(), Value::Float(0.7)]);
+    assert_hessian("pad tracked value", &tracked_fill, vec![v, Value::Float(0.7)]);
     // cumprod through a 0: exact derivatives (the product of each prefix), first and second
     // order, where dividing by the element would give NaN.
     let with_zero = vector(&[0.5, 0.0, -1.5, 2.0]);
@@ -404,7 +450,7 @@ fn rearrangements_differentiate() {
     // Ties in a sort: the gradient goes to the element sorted to each place, in the original
     // order of tied elements (stable), as JAX's sort.
     let mut first_two = |t: &mut Tape, a: Vec<Value>| {
-        let sorted = rearrange::sort(t, a[0].clone(), None)?;
+        let sorted = rearrange::sort(t, a[0].clone(), None, false)?;
         let weights = vector(&[1.0, 10.0, 100.0, 1000.0]);
         let weighted = ops::mul(t, sorted, weights)?;
         ops::reduce(t, ReduceOp::Sum, weighted, None)
@@ -453,30 +499,94 @@ fn svd_squares(t: &mut Tape, a: Vec<Value>) -> Result<Value, AdError> {
 }
 
 #[test]
+fn stacks_of_matrices_differentiate() {
+    // inv, det, solve and cholesky of [2][3][3] stacks: each matrix's gradient is its own, at
+    // first and second order (a stack of two 3x3 matrices would transpose into a stack of three
+    // 2-vectors if a rule reversed every axis).
+    let cases: [(&str, Library, Vec<Value>); 6] = [
+        (
+            "inv of a stack",
+            |t, a| ops::inv(t, a[0].clone()),
+            vec![sample(&[2, 3, 3], -1.0, 1.0, 70)],
+        ),
+        (
+            "det of a stack",
+            |t, a| ops::det(t, a[0].clone()),
+            vec![sample(&[2, 3, 3], -1.0, 1.0, 71)],
+        ),
+        (
+            "solve of a stack with a vector",
+            |t, a| ops::solve(t, a[0].clone(), a[1].clone()),
+            vec![sample(&[2, 3, 3], -1.0, 1.0, 72), sample(&[3], -1.0, 1.0, 73)],
+        ),
+        (
+            "solve of a stack with one matrix",
+            |t, a| ops::solve(t, a[0].clone(), a[1].clone()),
+            vec![sample(&[2, 3, 3], -1.0, 1.0, 74), sample(&[3, 2], -1.0, 1.0, 75)],
+        ),
+        (
+            "solve of one matrix with a stack",
+            |t, a| ops::solve(t, a[0].clone(), a[1].clone()),
+            vec![sample(&[3, 3], -1.0, 1.0, 76), sample(&[2, 3, 2], -1.0, 1.0, 77)],
+        ),
+        (
+            "cholesky of a stack",
+            |t, a| {
+                let a_t = ops::swap_last_two(t, a[0].clone())?;
+                let product = ops::matmul(t, a[0].clone(), a_t)?;
+                let spd = ops::add(t, product, Value::tensor(tensor::Tensor::eye(3)?))?;
+                ops::cholesky(t, spd)
+            },
+            vec![sample(&[2, 3, 3], -1.0, 1.0, 78)],
+        ),
+    ];
+    for (name, f, args) in cases {
+        assert_gradients(name, &f, args.clone());
+        let shape = args[0].shape().to_vec();
+        let rest = args[1..].to_vec();
+        let flat = move |t: &mut Tape, x: Vec<Value>| {
+            let first = ops::reshape(t, x[0].clone(), &shape)?;
+            f(t, [vec![first], rest.clone()].concat())
+        };
+        let len = args[0].shape().iter().product();
+        let vector = ops::reshape(&mut Tape::new(), args[0].clone(), &[len]).unwrap();
+        assert_hessian(name, &flat, [vec![vector], args[1..].to_vec()].concat());
+    }
+    // A singular matrix beside a regular one: det's gradient there is the cofactor matrix.
+    let singular = tensor(&[2, 2, 2], &[1.0, 2.0, 2.0, 4.0, 3.0, 1.0, 0.5, 2.0]);
+    let mut det = |t: &mut Tape, a: Vec<Value>| {
+        let determinants = ops::det(t, a[0].clone())?;
+        ops::reduce(t, ReduceOp::Sum, determinants, None)
+    };
+    let g = grad(&mut Tape::new(), &mut det, vec![singular], 0).unwrap();
+    // cof([[1, 2], [2, 4]]) = [[4, -2], [-2, 1]]; det([[3, 1], [0.5, 2]]) inv^T = [[2, -0.5], [-1, 3]].
+    assert_close(&g, &[4.0, -2.0, -2.0, 1.0, 2.0, -0.5, -1.0, 3.0], 1e-14, "det of a stack");
+}
+
+#[test]
 fn decompositions_differentiate() {
     // Functions of the factors that do not depend on the signs LAPACK chooses for the singular
     // vectors and eigenvectors (their squares), with distinct singular values and eigenvalues.
-    let cases: [(&str, Library, Vec<usize>); 9] = [
-        (
-            "qr",
-            |t, a| {
-                let (q, r) = ops::qr(t, a[0].clone())?;
-                joined(t, vec![q, r])
-            },
-            vec![4, 3],
-        ),
+    let qr: Library = |t, a| {
+        let (q, r) = ops::qr(t, a[0].clone())?;
+        joined(t, vec![q, r])
+    };
+    let eigh: Library = |t, a| {
+        let (w, v) = ops::eigh(t, a[0].clone())?;
+        let v = ops::mul(t, v.clone(), v)?;
+        joined(t, vec![w, v])
+    };
+    let slogdet: Library = |t, a| Ok(ops::slogdet(t, a[0].clone())?.1);
+    let cases: [(&str, Library, Vec<usize>); 13] = [
+        ("qr", qr, vec![4, 3]),
+        ("qr of a stack", qr, vec![2, 4, 3]),
+        ("svd of a stack", svd_squares, vec![2, 3, 2]),
+        ("eigh of a stack", eigh, vec![2, 3, 3]),
+        ("slogdet of a stack", slogdet, vec![2, 3, 3]),
         ("svd of a tall matrix", svd_squares, vec![4, 3]),
         ("svd of a wide matrix", svd_squares, vec![2, 4]),
-        (
-            "eigh",
-            |t, a| {
-                let (w, v) = ops::eigh(t, a[0].clone())?;
-                let v = ops::mul(t, v.clone(), v)?;
-                joined(t, vec![w, v])
-            },
-            vec![3, 3],
-        ),
-        ("slogdet", |t, a| Ok(ops::slogdet(t, a[0].clone())?.1), vec![3, 3]),
+        ("eigh", eigh, vec![3, 3]),
+        ("slogdet", slogdet, vec![3, 3]),
         ("pinv", |t, a| ops::pinv(t, a[0].clone()), vec![4, 3]),
         (
             "matrix_norm nuc",
