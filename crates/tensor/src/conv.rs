@@ -25,6 +25,7 @@ use super::Tensor;
 use super::allocation::check_allocation;
 use super::buffer;
 use super::error::{ShapeText, TensorError};
+use super::matmul::{CBLAS_NO_TRANS, CBLAS_ROW_MAJOR, CBLAS_TRANS, cblas_dgemm};
 use super::parallel;
 
 /// The geometry of the sliding windows of a convolution or a pooling over the last `d` axes of
@@ -454,26 +455,6 @@ fn contiguous(tensor: &Tensor) -> std::borrow::Cow<'_, [f64]> {
     }
 }
 
-unsafe extern "C" {
-    /// CBLAS's `C = alpha op(A) op(B) + beta C` on doubles, from the OpenBLAS that ndarray links.
-    fn cblas_dgemm(
-        layout: c_int,
-        trans_a: c_int,
-        trans_b: c_int,
-        m: c_int,
-        n: c_int,
-        k: c_int,
-        alpha: f64,
-        a: *const f64,
-        lda: c_int,
-        b: *const f64,
-        ldb: c_int,
-        beta: f64,
-        c: *mut f64,
-        ldc: c_int,
-    );
-}
-
 /// `c = a @ b` for row-major `c` of `m` by `n` (not read, every element written), `a` `m` by `k`
 /// and `b` `k` by `n`.
 fn gemm_into(m: usize, n: usize, k: usize, a: &[f64], b: &[f64], c: &mut [MaybeUninit<f64>]) {
@@ -533,8 +514,7 @@ unsafe fn gemm_raw(
     if m == 0 || n == 0 {
         return;
     }
-    const ROW_MAJOR: c_int = 101;
-    let flag = |trans: bool| if trans { 112 } else { 111 };
+    let flag = |trans: bool| if trans { CBLAS_TRANS } else { CBLAS_NO_TRANS };
     let (lda, ldb) = (if trans_a { m } else { k }, if trans_b { k } else { n });
     assert!(a.len() >= m * k && b.len() >= k * n, "gemm operands too short");
     // SAFETY: the assertion above guarantees that `a` holds the `m * k` elements and `b` the
@@ -542,7 +522,7 @@ unsafe fn gemm_raw(
     // `m * n` it writes; the extents fit `c_int` (checked by `Convolution::new`).
     unsafe {
         cblas_dgemm(
-            ROW_MAJOR,
+            CBLAS_ROW_MAJOR,
             flag(trans_a),
             flag(trans_b),
             m as c_int,

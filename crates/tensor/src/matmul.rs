@@ -216,7 +216,7 @@ fn owned<D: Dimension>(array: ArrayD<f64>) -> Result<Array<f64, D>, TensorError>
 
 unsafe extern "C" {
     /// CBLAS's `C = alpha op(A) op(B) + beta C` on doubles, from the OpenBLAS that ndarray links.
-    fn cblas_dgemm(
+    pub(super) fn cblas_dgemm(
         layout: c_int,
         trans_a: c_int,
         trans_b: c_int,
@@ -235,9 +235,9 @@ unsafe extern "C" {
 }
 
 /// CBLAS's `CblasRowMajor`, `CblasNoTrans` and `CblasTrans`.
-const CBLAS_ROW_MAJOR: c_int = 101;
-const CBLAS_NO_TRANS: c_int = 111;
-const CBLAS_TRANS: c_int = 112;
+pub(super) const CBLAS_ROW_MAJOR: c_int = 101;
+pub(super) const CBLAS_NO_TRANS: c_int = 111;
+pub(super) const CBLAS_TRANS: c_int = 112;
 
 /// Up to this extent on every axis, ndarray multiplies without BLAS (its `GEMM_BLAS_CUTOFF`); such
 /// products keep going through ndarray, so that their results stay what they were.

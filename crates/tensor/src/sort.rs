@@ -55,38 +55,10 @@ fn unkey(key: u64, descending: bool) -> f64 {
     f64::from_bits(if ascending >> 63 == 1 { ascending & !(1 << 63) } else { !ascending })
 }
 
-/// Sorts `keys` alone, by least significant digit first, skipping digits every key shares.
-fn radix_sort_keys(keys: &mut Vec<u64>) {
-    let n = keys.len();
-    let mut histograms = vec![[0usize; BUCKETS]; PASSES];
-    for &key in keys.iter() {
-        for (pass, histogram) in histograms.iter_mut().enumerate() {
-            histogram[digit(key, pass)] += 1;
-        }
-    }
-    let mut spare = vec![0u64; n];
-    for (pass, histogram) in histograms.iter_mut().enumerate() {
-        if histogram.contains(&n) {
-            continue;
-        }
-        let mut start = 0;
-        for count in histogram.iter_mut() {
-            let next = start + *count;
-            *count = start;
-            start = next;
-        }
-        for &key in keys.iter() {
-            let slot = &mut histogram[digit(key, pass)];
-            spare[*slot] = key;
-            *slot += 1;
-        }
-        std::mem::swap(keys, &mut spare);
-    }
-}
-
-/// Sorts `keys` and permutes `order` along, stably, by least significant digit first; a digit
-/// that every key shares is skipped.
-fn radix_sort(keys: &mut Vec<u64>, order: &mut Vec<u32>) {
+/// Sorts `keys` and permutes `payload` (as long, or empty for keys alone: a `Vec<()>` of any
+/// length holds nothing) along, stably, by least significant digit first; a digit that every
+/// key shares is skipped.
+fn radix_sort<P: Copy + Default>(keys: &mut Vec<u64>, payload: &mut Vec<P>) {
     let n = keys.len();
     let mut histograms = vec![[0usize; BUCKETS]; PASSES];
     for &key in keys.iter() {
@@ -95,7 +67,7 @@ fn radix_sort(keys: &mut Vec<u64>, order: &mut Vec<u32>) {
         }
     }
     let mut spare_keys = vec![0u64; n];
-    let mut spare_order = vec![0u32; n];
+    let mut spare_payload = vec![P::default(); n];
     for (pass, histogram) in histograms.iter_mut().enumerate() {
         if histogram.contains(&n) {
             continue;
@@ -106,14 +78,16 @@ fn radix_sort(keys: &mut Vec<u64>, order: &mut Vec<u32>) {
             *count = start;
             start = next;
         }
-        for (&key, &position) in keys.iter().zip(order.iter()) {
+        for (i, &key) in keys.iter().enumerate() {
             let slot = &mut histogram[digit(key, pass)];
             spare_keys[*slot] = key;
-            spare_order[*slot] = position;
+            if let Some(&item) = payload.get(i) {
+                spare_payload[*slot] = item;
+            }
             *slot += 1;
         }
         std::mem::swap(keys, &mut spare_keys);
-        std::mem::swap(order, &mut spare_order);
+        std::mem::swap(payload, &mut spare_payload);
     }
 }
 
@@ -220,7 +194,7 @@ pub fn sort_values(x: &Tensor, axis: usize, descending: bool) -> Result<Tensor, 
             if extent >= RADIX_THRESHOLD && lane.iter().all(|&v| v != 0.0 && !v.is_nan()) {
                 keys.clear();
                 keys.extend(lane.iter().map(|&v| key(v, descending)));
-                radix_sort_keys(&mut keys);
+                radix_sort(&mut keys, &mut vec![(); extent]);
                 for (k, &key) in keys.iter().enumerate() {
                     sorted[base + k * stride] = unkey(key, descending);
                 }
