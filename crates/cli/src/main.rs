@@ -61,8 +61,8 @@ enum Command {
         /// The deepest nesting of function calls before the run stops with an error.
         #[arg(long, default_value_t = exec::interp::Limits::DEFAULT_CALL_DEPTH)]
         max_recursion: usize,
-        /// Write `{"run_seconds", "check_seconds", "tape_bytes_per_op", "peak_rss_bytes"}` to
-        /// this file.
+        /// Write `{"run_seconds", "check_seconds", "tape_bytes_per_op", "tensor_copies",
+        /// "peak_rss_bytes"}` to this file.
         #[arg(long)]
         timings_json: Option<std::path::PathBuf>,
         /// After the run, write the picture of the computational graph of the last `backward`

@@ -206,6 +206,7 @@ fn write_timings(path: &Path, check_seconds: f64, report: Option<RunReport>) -> 
         "run_seconds": report.map(|r| r.run_seconds),
         "check_seconds": check_seconds,
         "tape_bytes_per_op": report.and_then(|r| r.tape_bytes_per_op),
+        "tensor_copies": report.map(|r| r.tensor_copies),
         "peak_rss_bytes": peak_rss_bytes(),
     });
     std::fs::write(path, format!("{json}\n"))

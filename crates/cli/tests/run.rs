@@ -123,23 +123,27 @@ fn check_errors_stop_the_run_with_status_2() {
     assert!(stderr.ends_with("check failed: 1 error, 0 warnings\n"), "{stderr}");
 }
 
-/// `--timings-json` writes the benchmark harness's record.
+/// `--timings-json` writes the benchmark harness's record, with the count of tensors copied by
+/// a write into a shared buffer (`b`'s write copies what it shares with `a`; `a`'s then goes in
+/// place).
 #[test]
 fn timings_are_written_as_json() {
     let dir = std::env::temp_dir().join(format!("nabla-run-timings-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("{err}"));
-    std::fs::write(dir.join("t.nb"), "var float x = 2.0;\nbackward(x * x);\nprint(grad(x));\n")
-        .unwrap_or_else(|err| panic!("{err}"));
+    let program = "var float x = 2.0;\nbackward(x * x);\nprint(grad(x));\n\
+                   Tensor a[3];\nTensor b = a;\nb[1] = 5.0;\na[0] = 1.0;\nprint(a, b);\n";
+    std::fs::write(dir.join("t.nb"), program).unwrap_or_else(|err| panic!("{err}"));
     let args = vec!["--timings-json".to_owned(), "t.json".to_owned()];
     let (stdout, _, status) = run(&dir, "t.nb", &args);
-    assert_eq!((stdout.as_str(), status), ("4.0\n", 0));
+    assert_eq!((stdout.as_str(), status), ("4.0\n[1.0, 0.0, 0.0] [0.0, 5.0, 0.0]\n", 0));
     let json = std::fs::read_to_string(dir.join("t.json")).unwrap_or_default();
     let value: serde_json::Value =
         serde_json::from_str(&json).unwrap_or_else(|err| panic!("{err}: {json}"));
     for key in ["run_seconds", "check_seconds", "tape_bytes_per_op"] {
         assert!(value[key].is_number(), "{key} in {json}");
     }
+    assert_eq!(value["tensor_copies"], 1, "{json}");
 }
 
 /// A file that cannot be read is reported like a check error.

@@ -739,6 +739,32 @@ pub enum Instr {
         op: IntOp,
         imm: i32,
     },
+    /// `dst = base[i, j, ...]`: one element of a tensor, by an index chain of integers only
+    /// (`u[i][j]` is `u[i, j]`), whose result the checker typed a `float`. The integers are read
+    /// from the slots `i` and `j` (for one index `j` is [`NO_SLOT`]; for three or more both are,
+    /// and the integers are the entries of the chain `index`). An untracked tensor whose rank is
+    /// the number of indices, each in range, is read in place, without an index list; anything
+    /// else (a tracked tensor, a negative index, an error to report) runs as
+    /// [`Instr::GetIndex`] of the chain `index` does.
+    GetElem {
+        dst: Slot,
+        base: Operand,
+        i: Slot,
+        j: Slot,
+        index: u32,
+    },
+    /// `target[i, j, ...] = value`, or `op=` with `op`: one element of a tensor, with the indices
+    /// of [`Instr::GetElem`]. A plain number written into an untracked tensor in range goes into
+    /// its buffer, in place when nothing else shares it (copied once first otherwise: copy on
+    /// write); anything else runs as [`Instr::SetIndex`] of the chain `index` does.
+    SetElem {
+        target: Slot,
+        value: Operand,
+        op: Option<BinaryOp>,
+        i: Slot,
+        j: Slot,
+        index: u32,
+    },
     /// `dst = base[index...]`, with the entries at `index` in the unit's index lists.
     GetIndex {
         dst: Slot,
@@ -1078,8 +1104,9 @@ impl Instr {
             | Instr::Cast { dst, .. }
             | Instr::Matmul { dst, .. }
             | Instr::CallTransform { dst, .. }
-            | Instr::GetIndex { dst, .. } => *dst,
-            Instr::SetIndex { target, .. } => *target,
+            | Instr::GetIndex { dst, .. }
+            | Instr::GetElem { dst, .. } => *dst,
+            Instr::SetIndex { target, .. } | Instr::SetElem { target, .. } => *target,
             Instr::Builtin { dst, call } => match **call {
                 BuiltinCall::IndexStatement { target, .. } => target,
                 _ => *dst,
@@ -1095,8 +1122,10 @@ impl Instr {
             Instr::Binary { a, b, .. } | Instr::Matmul { a, b, .. } => vec![*a, *b],
             Instr::Cast { a, .. } => vec![*a],
             Instr::CallTransform { args, .. } => args.of(&unit.args).to_vec(),
-            Instr::GetIndex { base, .. } => vec![*base],
-            Instr::SetIndex { target, value, .. } => vec![Operand::copy(*target), *value],
+            Instr::GetIndex { base, .. } | Instr::GetElem { base, .. } => vec![*base],
+            Instr::SetIndex { target, value, .. } | Instr::SetElem { target, value, .. } => {
+                vec![Operand::copy(*target), *value]
+            }
             Instr::Builtin { call, .. } => call.operands(),
             _ => Vec::new(),
         }
@@ -1111,8 +1140,8 @@ impl Instr {
             Instr::Cast { .. } => "a conversion",
             Instr::Matmul { .. } => "@",
             Instr::CallTransform { .. } => "a derivative",
-            Instr::GetIndex { .. } => "indexing",
-            Instr::SetIndex { .. } => "an indexed assignment",
+            Instr::GetIndex { .. } | Instr::GetElem { .. } => "indexing",
+            Instr::SetIndex { .. } | Instr::SetElem { .. } => "an indexed assignment",
             Instr::Builtin { call, .. } => call.name(),
             _ => "an operation",
         }
@@ -1277,6 +1306,27 @@ impl Unit {
         }
     }
 
+    /// Whether the indices of an element access name slots of the frame and an index chain of
+    /// the unit whose entries are integers in slots of the frame, as many as the slots `i` and
+    /// `j` say (one, two, or three and more when both are [`NO_SLOT`]).
+    fn element_ok(&self, i: Slot, j: Slot, index: u32) -> bool {
+        let Some(chain) = self.indices.get(index as usize) else { return false };
+        let mut slots = Vec::new();
+        for entry in chain.iter().flat_map(|bracket| bracket.iter()) {
+            match entry {
+                IndexEntry::At(operand) if operand.slot() < self.n_slots => {
+                    slots.push(operand.slot())
+                }
+                _ => return false,
+            }
+        }
+        match (i, j) {
+            (NO_SLOT, NO_SLOT) => slots.len() > 2,
+            (i, NO_SLOT) => slots == [i],
+            (i, j) => slots == [i, j],
+        }
+    }
+
     fn verify(&self, program: &Program) -> Result<(), String> {
         if self.base_case != Unit::base_case_of(&self.code, self.n_params) {
             return Err("the recorded base case is not the unit's first instruction".to_owned());
@@ -1389,6 +1439,12 @@ impl Unit {
                 }
                 Instr::GetIndex { dst, base, index } => {
                     slot_ok(*dst) && operand_ok(*base) && (*index as usize) < self.indices.len()
+                }
+                Instr::GetElem { dst, base, i, j, index } => {
+                    slot_ok(*dst) && operand_ok(*base) && self.element_ok(*i, *j, *index)
+                }
+                Instr::SetElem { target, value, i, j, index, .. } => {
+                    slot_ok(*target) && operand_ok(*value) && self.element_ok(*i, *j, *index)
                 }
                 Instr::SetIndex { target, value, index, .. } => {
                     slot_ok(*target) && operand_ok(*value) && (*index as usize) < self.indices.len()

@@ -25,6 +25,9 @@ pub struct RunReport {
     /// The bytes of autodiff tape records per recorded operation over the run (the size of one
     /// record when nothing was recorded).
     pub tape_bytes_per_op: Option<f64>,
+    /// How many indexed writes copied a tensor's buffer because another value shared it
+    /// ([`Machine::tensor_copies`]).
+    pub tensor_copies: u64,
 }
 
 /// Lowers the program whose main file is `main` (which must be free of errors, like everything it
@@ -74,7 +77,8 @@ pub fn run_traced(
         // a record), or the size of one record when nothing was recorded.
         let tape = machine.tape_ref();
         let tape_bytes_per_op = tape.bytes_per_operation().unwrap_or(Tape::record_bytes() as f64);
-        RunReport { run_seconds, tape_bytes_per_op: Some(tape_bytes_per_op) }
+        let tensor_copies = machine.tensor_copies();
+        RunReport { run_seconds, tape_bytes_per_op: Some(tape_bytes_per_op), tensor_copies }
     });
     TracedRun { result, graph: machine.take_graph() }
 }

@@ -421,3 +421,85 @@ fn a_constant_read_before_its_declaration_is_an_error() {
     drop(machine);
     assert_eq!(result.map_err(|error| error.message), Err(message.to_owned()));
 }
+
+/// Runs `text` and returns what it printed and how many writes copied a shared tensor.
+fn run_counting_copies(name: &str, text: &str) -> (String, u64) {
+    let dir = scratch(name);
+    let (db, main) = load(&dir, text);
+    let mut out = Vec::new();
+    let report = exec::run::run_program(&db, main, &mut out, Limits::default())
+        .unwrap_or_else(|err| panic!("{err}"));
+    (String::from_utf8_lossy(&out).into_owned(), report.tensor_copies)
+}
+
+/// The quicksort of `bench/interpreter/quicksort.nb`, sorting `n` numbers of a generator in a
+/// tensor made by `make`.
+fn quicksort_program(n: usize, make: &str) -> String {
+    format!(
+        "function Tensor[n] quicksort(Tensor a[n], int lo, int hi) {{
+    if (lo >= hi) {{
+        return a;
+    }}
+    float pivot = a[hi];
+    int i = lo;
+    loop (int j = lo; j < hi; j++) {{
+        if (a[j] < pivot) {{
+            float swap = a[i];
+            a[i] = a[j];
+            a[j] = swap;
+            i++;
+        }}
+    }}
+    float swap = a[i];
+    a[i] = a[hi];
+    a[hi] = swap;
+    a = quicksort(a, lo, i - 1);
+    a = quicksort(a, i + 1, hi);
+    return a;
+}}
+
+function int sorted(Tensor a[n]) {{
+    loop (int i = 1; i < n; i++) {{
+        if (a[i - 1] > a[i]) {{
+            return 0;
+        }}
+    }}
+    return 1;
+}}
+
+{make}
+int x = 13;
+loop (int i = 0; i < {n}; i++) {{
+    x = (1103515245 * x + 12345) % 2147483648;
+    a[i] = x % 1000;
+}}
+a = quicksort(a, 0, {n} - 1);
+print(sorted(a), a[0], a[{n} - 1]);
+"
+    )
+}
+
+/// `a = quicksort(a, lo, hi)` overwrites `a` with the call's result, so the argument `a` is its
+/// last read and moves into the call: every write of the recursive in-place sort goes into the
+/// one buffer, and no write copies the tensor (each of the about 2n calls copied all of it
+/// before, which made the sort quadratic). The count does not depend on `n`; a debug build
+/// sorts 20,000 numbers here, and `bench/interpreter/scaling` sorts 10^6.
+#[test]
+fn a_rebound_argument_moves_so_an_in_place_sort_copies_nothing() {
+    let (out, copies) =
+        run_counting_copies("quicksort-moves", &quicksort_program(20_000, "Tensor a[20000];"));
+    assert_eq!(out, "1 0.0 999.0\n");
+    assert_eq!(copies, 0);
+}
+
+/// Copy on write still copies a value that stays observable: `b = a` shares `a`'s buffer, so
+/// sorting `b` copies it once, and `a` keeps its numbers.
+#[test]
+fn a_write_copies_a_tensor_that_another_value_still_shares() {
+    let make = "Tensor a[100];\nTensor kept[100] = a;";
+    let text = quicksort_program(100, make) + "print(sorted(kept), kept[0], sum(kept));\n";
+    // `kept` shares the zeros `a` starts with: the first write into `a` copies them.
+    let (out, copies) = run_counting_copies("quicksort-shared", &text);
+    assert_eq!(out, "1 5.0 997.0\n1 0.0 0.0\n");
+    assert_eq!(copies, 1);
+}

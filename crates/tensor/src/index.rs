@@ -18,6 +18,50 @@ use ndarray::{ArrayBase, Axis, IxDyn, RawData, Slice};
 use super::Tensor;
 use super::error::TensorError;
 
+/// The most axes [`Tensor::element`] and [`Tensor::element_mut`] take; a tensor of more axes is
+/// indexed by [`get`] and [`set`].
+pub const MAX_ELEMENT_RANK: usize = 8;
+
+impl Tensor {
+    /// The element at `index`, one integer per axis (negative ones count from the end, as
+    /// [`Subscript::At`]), without building an index; `None` when `index` has another length
+    /// than the rank (or more than [`MAX_ELEMENT_RANK`] entries) or an entry out of range: the
+    /// caller then indexes through [`get`], which words the error.
+    #[inline]
+    pub fn element(&self, index: &[i64]) -> Option<f64> {
+        let (positions, rank) = element_positions(self.shape(), index)?;
+        self.array.get(&positions[..rank]).copied()
+    }
+
+    /// The element at `index` for writing, as [`Tensor::element`] finds it. A buffer that
+    /// another tensor shares is copied first (copy on write; see [`Tensor::shares_buffer`]), so
+    /// the write is seen through this tensor only.
+    #[inline]
+    pub fn element_mut(&mut self, index: &[i64]) -> Option<&mut f64> {
+        let (positions, rank) = element_positions(self.shape(), index)?;
+        self.array.get_mut(&positions[..rank])
+    }
+
+    /// Whether another tensor shares this one's buffer, so that a write copies it first.
+    #[inline]
+    pub fn shares_buffer(&self) -> bool {
+        !self.array.is_unique()
+    }
+}
+
+/// `index` as positions along the axes of `shape`, when it has one in-range integer per axis.
+#[inline(always)]
+fn element_positions(shape: &[usize], index: &[i64]) -> Option<([usize; MAX_ELEMENT_RANK], usize)> {
+    if index.len() != shape.len() || index.len() > MAX_ELEMENT_RANK {
+        return None;
+    }
+    let mut positions = [0; MAX_ELEMENT_RANK];
+    for ((place, &i), &extent) in positions.iter_mut().zip(index).zip(shape) {
+        *place = position(i, extent)?;
+    }
+    Some((positions, index.len()))
+}
+
 /// One entry of a bracket as written, with its operands evaluated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Subscript {

@@ -61,7 +61,9 @@ pub use self::format::{
     format_tensor_with,
 };
 pub use self::gather::{Entry, Gather, PadMode, nonzero, nonzero_indices};
-pub use self::index::{Index, Resolver, Subscript, add_at, get, indexed_shape, resolve, set};
+pub use self::index::{
+    Index, MAX_ELEMENT_RANK, Resolver, Subscript, add_at, get, indexed_shape, resolve, set,
+};
 pub use self::io::{load_csv, load_npy, parse_csv, save_npy};
 pub use self::labels::{label_positions, one_hot};
 pub use self::linalg::{

@@ -20,6 +20,7 @@ mod library;
 mod trace;
 
 use std::io::Write;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -28,7 +29,9 @@ use hir::{Code, HirSpan, TransformOp};
 use crate::autodiff::{
     self, AdContext, AdError, AdErrorKind, Site, Summary, Tape, TapeGraph, Term, TraceOptions,
 };
-use crate::code::{BuiltinCall, Callable, CastKind, Instr, IntOp, NO_SLOT, Operand, Program, Unit};
+use crate::code::{
+    BuiltinCall, Callable, CastKind, IndexEntry, Instr, IntOp, NO_SLOT, Operand, Program, Unit,
+};
 use crate::error::{RuntimeError, StackFrame};
 use crate::graph::{Graph, Node as GraphNodeInfo, NodeKind};
 use crate::ops::{self, scalar};
@@ -153,6 +156,9 @@ pub struct Machine<'p, 'o> {
     /// The elements after the first of the tuple that the last unit invoked from native code
     /// returned (see [`Machine::invoke_results`]).
     returned_rest: Vec<Value>,
+    /// How many indexed writes into an untracked tensor found its buffer shared and copied it
+    /// first (copy on write); see [`Machine::tensor_copies`].
+    tensor_copies: u64,
 }
 
 impl AdContext for Machine<'_, '_> {
@@ -363,6 +369,40 @@ fn plain_number(value: &Value) -> Option<f64> {
     }
 }
 
+/// Calls `f` with the integers of an element access ([`Instr::GetElem`], [`Instr::SetElem`]):
+/// the slots `i` and `j`, or the entries of the unit's index chain `index` when both are
+/// [`NO_SLOT`]. `None` when one is not an integer or they are more than a tensor's element
+/// access takes: the general path reports or handles what that was.
+///
+/// SAFETY: as for [`reg`], for the slots `i` and `j` and those of the chain's entries.
+#[inline(always)]
+unsafe fn element_indices<R>(
+    unit: &Unit,
+    regs: *mut Value,
+    i: u32,
+    j: u32,
+    index: u32,
+    f: impl FnOnce(&[i64]) -> Option<R>,
+) -> Option<R> {
+    // SAFETY (for each `reg` below): the caller's.
+    if i == NO_SLOT {
+        let chain = unit.indices.get(index as usize)?;
+        let mut values = [0; tensor::MAX_ELEMENT_RANK];
+        let mut len = 0;
+        for entry in chain.iter().flat_map(|bracket| bracket.iter()) {
+            let IndexEntry::At(operand) = entry else { return None };
+            *values.get_mut(len)? = int_of(unsafe { reg(regs, operand.slot()) })?;
+            len += 1;
+        }
+        return f(&values[..len]);
+    }
+    let first = int_of(unsafe { reg(regs, i) })?;
+    if j == NO_SLOT {
+        return f(&[first]);
+    }
+    f(&[first, int_of(unsafe { reg(regs, j) })?])
+}
+
 #[cold]
 #[inline(never)]
 fn not_an_integer(value: &Value) -> RuntimeError {
@@ -488,6 +528,7 @@ impl<'p, 'o> Machine<'p, 'o> {
             tracer: None,
             last_backward: None,
             returned_rest: Vec::new(),
+            tensor_copies: 0,
         })
     }
 
@@ -595,6 +636,13 @@ impl<'p, 'o> Machine<'p, 'o> {
     /// The autodiff tape, for reports.
     pub fn tape_ref(&self) -> &Tape {
         &self.tape
+    }
+
+    /// How many indexed writes (`t[i] = x`, `t[i:j] += v`) into an untracked tensor found its
+    /// buffer shared with another value and copied it before writing, over the run: the copies
+    /// that copy on write makes. A program whose writes all go in place makes none.
+    pub fn tensor_copies(&self) -> u64 {
+        self.tensor_copies
     }
 
     /// Runs the program: the constants of the imported files, then the main file's top level.
@@ -1345,6 +1393,62 @@ impl<'p, 'o> Machine<'p, 'o> {
                         }
                         continue 'exec;
                     }
+                    // A traced run takes the general path, which checks what it made.
+                    Instr::GetElem { dst, base: tensor, i, j, index } if !TRACE => {
+                        // SAFETY: verified slots of this frame; the indices are copied out
+                        // before the tensor's slot is borrowed.
+                        let read = unsafe {
+                            element_indices(unit, regs, *i, *j, *index, |ix| {
+                                match reg(regs, tensor.slot()) {
+                                    Value::Tensor(t) => t.element(ix),
+                                    _ => None,
+                                }
+                            })
+                        };
+                        match read {
+                            Some(x) => {
+                                if tensor.is_take() {
+                                    // SAFETY: as above.
+                                    unsafe { *reg(regs, tensor.slot()) = Value::Int(0) };
+                                }
+                                // SAFETY: as above.
+                                set_float(unsafe { reg(regs, *dst) }, x);
+                            }
+                            None => {
+                                if let Err(error) = self.step(unit, base, pc, instr) {
+                                    fail!(self, error, pc);
+                                }
+                                regs = self.frame_regs(base);
+                            }
+                        }
+                    }
+                    Instr::SetElem { target, value, op, i, j, index } if !TRACE => {
+                        // SAFETY: verified slots of this frame; the number and the indices are
+                        // copied out before the tensor's slot is borrowed.
+                        let x = plain_number(unsafe { reg(regs, value.slot()) });
+                        let copies = &mut self.tensor_copies;
+                        let written = x.and_then(|x| unsafe {
+                            element_indices(unit, regs, *i, *j, *index, |ix| {
+                                let Value::Tensor(t) = reg(regs, *target) else { return None };
+                                let shared = Rc::strong_count(t) > 1 || t.shares_buffer();
+                                // A shared tensor is cloned here, sharing the buffer; the
+                                // element's write then copies the buffer once.
+                                let element = Rc::make_mut(t).element_mut(ix)?;
+                                *element = match op {
+                                    None => x,
+                                    Some(op) => op.apply(*element, x),
+                                };
+                                *copies += u64::from(shared);
+                                Some(())
+                            })
+                        });
+                        if written.is_none() {
+                            if let Err(error) = self.step(unit, base, pc, instr) {
+                                fail!(self, error, pc);
+                            }
+                            regs = self.frame_regs(base);
+                        }
+                    }
                     Instr::Return { src } => break 'run *src,
                     Instr::ReturnTuple { items } => {
                         // SAFETY: the range was verified to lie inside the pool.
@@ -1567,7 +1671,8 @@ impl<'p, 'o> Machine<'p, 'o> {
                     }
                 }
             }
-            Instr::GetIndex { dst, base: tensor, index } => {
+            Instr::GetIndex { dst, base: tensor, index }
+            | Instr::GetElem { dst, base: tensor, index, .. } => {
                 let index = unit.indices.get(*index as usize).map_or(&[][..], |list| &list[..]);
                 let x = self.fetch(base, *tensor);
                 let value = match self.selection(base, x.shape(), index)? {
@@ -1576,13 +1681,18 @@ impl<'p, 'o> Machine<'p, 'o> {
                 };
                 self.set(base, *dst, value);
             }
-            Instr::SetIndex { target, index, value, op } => {
+            Instr::SetIndex { target, index, value, op }
+            | Instr::SetElem { target, index, value, op, .. } => {
                 let index = unit.indices.get(*index as usize).map_or(&[][..], |list| &list[..]);
                 let v = self.fetch(base, *value);
                 // The selection is made before the target is taken: an index may read it.
                 let shape = self.stack[base + *target as usize].shape();
                 let selection = self.selection(base, shape, index)?;
                 let x = self.fetch(base, Operand::take(*target));
+                let shared = match &x {
+                    Value::Tensor(t) => Rc::strong_count(t) > 1 || t.shares_buffer(),
+                    _ => false,
+                };
                 let t = &mut self.tape;
                 let updated = match (selection, op) {
                     (Selection::Basic(entries), None) => ops::set(t, x, &entries, v)?,
@@ -1594,6 +1704,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                         ops::update_gathered(t, x, &map, *op, v)?
                     }
                 };
+                self.tensor_copies += u64::from(shared);
                 self.set(base, *target, updated);
             }
             Instr::CheckShape { slot, check } => {

@@ -201,7 +201,8 @@ impl UnitLowerer<'_, '_> {
                 let entries = self.index_entries(&entries)?;
                 let index = self.index_list(entries);
                 let dst = self.dst(dest);
-                self.emit(Instr::GetIndex { dst, base, index }, span);
+                let element = self.ty(expr) == Ty::Float;
+                self.emit(self.read_index(dst, base, index, element), span);
                 Ok(Self::result(dest, dst))
             }
             Expr::Unary { op, operand } => self.unary(expr, *op, *operand, dest),
@@ -658,6 +659,52 @@ impl UnitLowerer<'_, '_> {
         Ok(chain.into_boxed_slice())
     }
 
+    /// `dst = base[chain]` for the chain at `index`: [`Instr::GetElem`] when `element` (the
+    /// checker typed the result a `float`) and the chain holds integers only, else
+    /// [`Instr::GetIndex`].
+    fn read_index(&self, dst: Slot, base: Operand, index: u32, element: bool) -> Instr {
+        match self.element_slots(index).filter(|_| element) {
+            Some((i, j)) => Instr::GetElem { dst, base, i, j, index },
+            None => Instr::GetIndex { dst, base, index },
+        }
+    }
+
+    /// `target[chain] op= value` for the chain at `index`, chosen as
+    /// [`UnitLowerer::read_index`] chooses: [`Instr::SetElem`] or [`Instr::SetIndex`].
+    fn write_index(
+        &self,
+        target: Slot,
+        index: u32,
+        value: Operand,
+        op: Option<BinaryOp>,
+        element: bool,
+    ) -> Instr {
+        match self.element_slots(index).filter(|_| element) {
+            Some((i, j)) => Instr::SetElem { target, value, op, i, j, index },
+            None => Instr::SetIndex { target, index, value, op },
+        }
+    }
+
+    /// The slots `i` and `j` of an element access ([`Instr::GetElem`]) by the chain at `index`,
+    /// when all its entries are integers: `(i, NO_SLOT)` for one, `(NO_SLOT, NO_SLOT)` for
+    /// three or more, which the interpreter reads from the chain.
+    fn element_slots(&self, index: u32) -> Option<(Slot, Slot)> {
+        let chain = self.indices.get(index as usize)?;
+        let mut slots = Vec::new();
+        for entry in chain.iter().flat_map(|bracket| bracket.iter()) {
+            match entry {
+                IndexEntry::At(operand) => slots.push(operand.slot()),
+                _ => return None,
+            }
+        }
+        match slots[..] {
+            [] => None,
+            [i] => Some((i, NO_SLOT)),
+            [i, j] => Some((i, j)),
+            _ => Some((NO_SLOT, NO_SLOT)),
+        }
+    }
+
     /// A temporary holding the float `value`.
     fn float_temp(&mut self, value: f64, span: RelSpan) -> Operand {
         let dst = self.temp();
@@ -748,8 +795,12 @@ impl UnitLowerer<'_, '_> {
                 }
                 let result_ty = match op {
                     None => {
+                        let start = self.code.len();
                         let operand =
                             self.value_as(value, &target_ty, Dest::Slot(slot), Some(span))?;
+                        if !is_field {
+                            self.move_rebound_argument(start, slot);
+                        }
                         if operand.slot() != slot {
                             self.emit(Instr::Copy { dst: slot, src: operand }, span);
                         }
@@ -853,15 +904,43 @@ impl UnitLowerer<'_, '_> {
                     ),
                 };
                 let value = if want { Operand::copy(operand.slot()) } else { operand };
-                self.emit(Instr::SetIndex { target: slot, index, value, op }, span);
+                let element = element_ty == Ty::Float;
+                self.emit(self.write_index(slot, index, value, op, element), span);
                 if !want {
                     return Ok(Operand::copy(slot));
                 }
                 let dst = self.temp();
-                self.emit(Instr::GetIndex { dst, base: Operand::copy(slot), index }, span);
+                self.emit(self.read_index(dst, Operand::copy(slot), index, element), span);
                 Ok(Operand::take(dst))
             }
             _ => Err(self.internal("an assignment to this target", span)),
+        }
+    }
+
+    /// `x = f(..., x, ...)`: the call's result overwrites the variable in `slot`, so its read as
+    /// an argument is its last read, and the argument moves the value into the call instead of
+    /// sharing it. The callee then holds the only reference, and its writes into the parameter go
+    /// in place (copy on write copies only a value that something else can still observe). The
+    /// value emitted from `start` on must end with the call writing `slot` (directly, or through
+    /// a temporary moved into it), and the variable must be read once among the arguments.
+    fn move_rebound_argument(&mut self, start: usize, slot: Slot) {
+        let result = match self.code.get(start..) {
+            Some([.., Instr::Call { dst, args, .. }]) if *dst == slot => *args,
+            Some([.., Instr::Call { dst, args, .. }, Instr::Copy { dst: to, src }])
+                if *to == slot && src.is_take() && src.slot() == *dst =>
+            {
+                *args
+            }
+            _ => return,
+        };
+        let Some(operands) =
+            self.args.get_mut(result.start as usize..(result.start + result.len) as usize)
+        else {
+            return;
+        };
+        let mut reads = operands.iter_mut().filter(|operand| operand.slot() == slot);
+        if let (Some(read), None) = (reads.next(), reads.next()) {
+            *read = Operand::take(slot);
         }
     }
 
@@ -1049,27 +1128,23 @@ impl UnitLowerer<'_, '_> {
                 let slot = self.root_slot(root, span)?;
                 let entries = self.index_entries(&entries)?;
                 let index = self.index_list(entries);
+                let element = self.ty(target) == Ty::Float;
                 let old = if want_old {
                     let old = self.temp();
-                    self.emit(Instr::GetIndex { dst: old, base: Operand::copy(slot), index }, span);
+                    self.emit(self.read_index(old, Operand::copy(slot), index, element), span);
                     Some(old)
                 } else {
                     None
                 };
                 let one = self.temp();
                 self.emit(Instr::LoadFloat { dst: one, value: f64::from(step) }, span);
-                let set = Instr::SetIndex {
-                    target: slot,
-                    index,
-                    value: Operand::take(one),
-                    op: Some(BinaryOp::Add),
-                };
-                self.emit(set, span);
+                let one = Operand::take(one);
+                self.emit(self.write_index(slot, index, one, Some(BinaryOp::Add), element), span);
                 match old {
                     Some(old) => Ok(self.place_in(Operand::take(old), dest, span)),
                     None => {
                         let dst = self.dst(dest);
-                        self.emit(Instr::GetIndex { dst, base: Operand::copy(slot), index }, span);
+                        self.emit(self.read_index(dst, Operand::copy(slot), index, element), span);
                         Ok(Self::result(dest, dst))
                     }
                 }
