@@ -131,12 +131,24 @@ fn generate_kinds(ast: &AstSrc) -> String {
                 Some(text)
             }
 
+            /// The kind whose discriminant is `raw`; panics on a number that is no kind's (rowan
+            /// only hands back the numbers of kinds it was given).
             pub fn from_raw(raw: u16) -> SyntaxKind {
-                assert!(raw <= SyntaxKind::__LAST as u16);
-                // SAFETY: `SyntaxKind` is `repr(u16)` with contiguous discriminants up to `__LAST`.
-                unsafe { std::mem::transmute::<u16, SyntaxKind>(raw) }
+                ALL_KINDS[usize::from(raw)]
             }
         }
+
+        /// Every kind in discriminant order, for [`SyntaxKind::from_raw`].
+        const ALL_KINDS: &[SyntaxKind] = &[
+            TOMBSTONE,
+            EOF,
+            #(#punct_kinds,)*
+            #(#keyword_kinds,)*
+            #(#literal_kinds,)*
+            #(#token_kinds,)*
+            #(#node_kinds,)*
+            __LAST,
+        ];
 
         /// The kind of a token, written as its spelling: `T![;]`, `T![function]`, `T!['(']`.
         #[macro_export]

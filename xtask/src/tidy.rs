@@ -1,9 +1,10 @@
 //! Repository hygiene checked under `cargo test`: every Rust file opens with a `//!` doc comment,
-//! no line has trailing whitespace, no test is silenced with `#[ignore]` or `#[should_panic]`, and
-//! the crates below the interpreter stay below it (`tensor`, `einsum-notation` and `index-rules`
-//! depend on neither `hir` nor `exec`, in their manifests or their code), and `hir` is a boundary: its
-//! modules are private, other crates name only what `hir/src/lib.rs` exports, and only `syntax`
-//! and `hir` read the syntax of dimensions, so sizes are resolved once, in `hir`.
+//! no line has trailing whitespace, no test is silenced with `#[ignore]` or `#[should_panic]`,
+//! every `unsafe` block carries its own `// SAFETY:` comment, the crates below the interpreter
+//! stay below it (`tensor`, `einsum-notation` and `index-rules` depend on neither `hir` nor
+//! `exec`, in their manifests or their code), and `hir` is a boundary: its modules are private,
+//! other crates name only what `hir/src/lib.rs` exports, and only `syntax` and `hir` read the
+//! syntax of dimensions, so sizes are resolved once, in `hir`.
 
 use std::{
     fs,
@@ -45,6 +46,7 @@ pub fn check_file(path: &Path, text: &str) -> Vec<String> {
     // The markers are split so that this file does not flag itself.
     let ignore = concat!("#[", "ignore");
     let should_panic = concat!("#[", "should_panic");
+    problems.extend(check_safety_comments(path, text));
     for (i, line) in text.lines().enumerate() {
         let at = format!("{}:{}", path.display(), i + 1);
         if line.ends_with(' ') || line.ends_with('\t') {
@@ -57,6 +59,50 @@ pub fn check_file(path: &Path, text: &str) -> Vec<String> {
             problems.push(format!(
                 "{at}: `should_panic` test; input must never panic, assert an error value"
             ));
+        }
+    }
+    problems
+}
+
+/// `unsafe` blocks without a `// SAFETY:` comment of their own: on the line itself, or in the
+/// comment lines just above the statement the block is part of (a statement may span lines
+/// before the block). A comment is used by one block only, so two blocks need two comments.
+fn check_safety_comments(path: &Path, text: &str) -> Vec<String> {
+    let marker = concat!("unsafe", " {");
+    let lines: Vec<&str> = text.lines().collect();
+    let mut problems = Vec::new();
+    // The line of the last comment a block used, so that the next block needs its own.
+    let mut used = None;
+    for (i, line) in lines.iter().enumerate() {
+        let code = line.split("//").next().unwrap_or_default();
+        if !code.contains(marker) {
+            continue;
+        }
+        let mut found = line.contains("SAFETY:").then_some(i);
+        let mut k = i;
+        while found.is_none() && k > 0 && i - k < 40 {
+            k -= 1;
+            let above = lines[k].trim();
+            let comment = above.starts_with("//");
+            // Comments and attributes above, and earlier lines of the same statement (which end
+            // neither a statement nor a block), belong to the block.
+            let continuation = !above.is_empty()
+                && !above.ends_with(';')
+                && !above.ends_with('}')
+                && !above.ends_with('{');
+            if comment && above.contains("SAFETY:") {
+                found = Some(k);
+            } else if !(comment || above.starts_with("#[") || continuation) {
+                break;
+            }
+        }
+        match found {
+            Some(comment) if used != Some(comment) => used = Some(comment),
+            _ => problems.push(format!(
+                "{}:{}: `unsafe` block without a `// SAFETY:` comment of its own",
+                path.display(),
+                i + 1
+            )),
         }
     }
     problems
@@ -278,6 +324,16 @@ mod tests {
     fn lower_crates_stay_below_the_interpreter() {
         let problems = check_layering(&crate::project_root());
         assert!(problems.is_empty(), "layering problems:\n{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn safety_comments_are_required_once_per_block() {
+        let block = concat!("unsafe", " {");
+        let text = format!(
+            "fn f() {{\n    // SAFETY: the pointer is valid.\n    let x = {block} *p }};\n    let y =\n        {block} *q }};\n    // SAFETY: the first.\n    // more words\n    let z =\n        {block} *r }};\n}}\n"
+        );
+        let problems = check_safety_comments(Path::new("x.rs"), &text);
+        assert_eq!(problems, ["x.rs:5: `unsafe` block without a `// SAFETY:` comment of its own"]);
     }
 
     #[test]

@@ -73,6 +73,10 @@ enum Command {
         /// the forward pass or in a backward rule, and report it.
         #[arg(long)]
         check_nan: bool,
+        /// Print the program in this form instead of running it (`bytecode`: the register code
+        /// of every function, test and top level, as the interpreter runs it).
+        #[arg(long, value_enum)]
+        emit: Option<run::Emit>,
     },
     /// Run a program and write the picture of the computational graph it recorded.
     Graph {
@@ -186,7 +190,7 @@ fn main() -> ExitCode {
         Command::Parse { file } => parse(&file),
         Command::Check { paths, format } => check::run(&paths, format),
         Command::Fmt { paths, check } => fmt::run(&paths, fmt::Options { check }),
-        Command::Run { file, max_memory, max_recursion, timings_json, graph, check_nan } => {
+        Command::Run { file, max_memory, max_recursion, timings_json, graph, check_nan, emit } => {
             let graph = graph.map(|path| run::GraphRequest {
                 path,
                 format: None,
@@ -194,7 +198,7 @@ fn main() -> ExitCode {
                 options: exec::graph::GraphOptions::default(),
             });
             let options =
-                run::Options { max_memory, max_recursion, timings_json, graph, check_nan };
+                run::Options { max_memory, max_recursion, timings_json, graph, check_nan, emit };
             run::run(&file, &options)
         }
         Command::Graph {
@@ -223,6 +227,7 @@ fn main() -> ExitCode {
                 timings_json: None,
                 graph,
                 check_nan: false,
+                emit: None,
             };
             run::run(&file, &options)
         }

@@ -37,6 +37,15 @@ pub struct Options {
     pub graph: Option<GraphRequest>,
     /// Stop at the first operation that makes a NaN or an infinity from finite values.
     pub check_nan: bool,
+    /// What to print instead of running the program.
+    pub emit: Option<Emit>,
+}
+
+/// A form of the program that `nabla run --emit` prints instead of running it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Emit {
+    /// The register code of every unit, as the interpreter runs it (`crates/exec/src/code`).
+    Bytecode,
 }
 
 /// Where and how to write the picture of the computational graph a run recorded.
@@ -82,6 +91,18 @@ fn run_on_this_thread(path: &Path, options: &Options) -> u8 {
     }
     if let Some(text) = render::warnings(&db) {
         eprint!("{text}");
+    }
+    if options.emit == Some(Emit::Bytecode) {
+        return match exec::lower::lower_program(&db, main) {
+            Ok(program) => {
+                print!("{program}");
+                0
+            }
+            Err(error) => {
+                eprint!("{}", render_error(&db, &error, render::stderr_colour()));
+                RUNTIME_ERROR
+            }
+        };
     }
     let check_seconds = check_start.elapsed().as_secs_f64();
     let limits = Limits { max_call_depth: options.max_recursion, ..Limits::default() };

@@ -183,41 +183,6 @@ fn the_step_budget_stops_loops_and_calls() {
     assert_eq!((out.as_str(), error.map(|e| e.message)), ("404550\n", None));
 }
 
-/// Integer loops and recursion lower to the specialised instructions that make them fast.
-#[test]
-fn hot_code_lowers_to_specialised_instructions() {
-    let text = "function int fib(int n) {\n    if (n < 2) {\n        return n;\n    }\n    return fib(n - 1) + fib(n - 2);\n}\nint s = 0;\nloop (int i = 0; i < 10; i++) {\n    s += i * i;\n}\nprint(s, fib(10));\n";
-    let dir = scratch("lowering");
-    let (db, main) = load(&dir, text);
-    let program = exec::lower::lower_program(&db, main).unwrap_or_else(|err| panic!("{err}"));
-    let fib = program.units.iter().find(|u| u.name == "fib").unwrap_or_else(|| panic!("no fib"));
-    let kinds: Vec<&str> = fib
-        .code
-        .iter()
-        .map(|instr| match instr {
-            Instr::ReturnIfIntCmpImm { .. } => "return-if",
-            Instr::CallIntImm { .. } => "call-imm",
-            Instr::ReturnIntArith { .. } => "return-arith",
-            Instr::Return { .. } => "return",
-            _ => "other",
-        })
-        .collect();
-    assert_eq!(kinds, ["return-if", "call-imm", "call-imm", "return-arith", "return"]);
-    // Its base case is decided by the callers, without a frame.
-    assert_eq!(fib.base_case, Some((exec::code::Cmp::Lt, 2)));
-    // `s += i * i` is one integer instruction, and the loop's step and test are one.
-    let main_unit = &program.units[program.main as usize];
-    let count = |f: fn(&Instr) -> bool| main_unit.code.iter().filter(|i| f(i)).count();
-    assert_eq!(count(|i| matches!(i, Instr::IntAccum { .. })), 1, "{:?}", main_unit.code);
-    assert_eq!(count(|i| matches!(i, Instr::LoopIntImm { .. })), 1, "{:?}", main_unit.code);
-    let mut out = Vec::new();
-    let mut machine =
-        Machine::new(&program, &mut out, Limits::default()).unwrap_or_else(|err| panic!("{err}"));
-    machine.run().unwrap_or_else(|err| panic!("{err}"));
-    drop(machine);
-    assert_eq!(String::from_utf8_lossy(&out), "285 55\n");
-}
-
 /// `w -= rate * g` on a tensor lowers to one fused update, which prints exactly what the product
 /// and the difference computed separately print; other compound assignments keep their two steps.
 #[test]

@@ -61,6 +61,7 @@ fn combine(i: usize, dx: f64, a: &Entry, dy: f64, b: &Entry) -> f64 {
 /// SAFETY: the entry must have been written.
 #[inline(always)]
 unsafe fn read<T: Copy>(entries: &[MaybeUninit<T>; N], index: u8) -> T {
+    // SAFETY: the caller's (the entry was written, so it is inside the array too).
     unsafe { entries.get_unchecked(usize::from(index)).assume_init() }
 }
 
@@ -115,9 +116,10 @@ pub(super) unsafe fn evaluate(
     let root = (n_leaves + expr.steps.len() - 1) as u8;
     let Some(first) = nodes[0] else {
         for (k, step) in expr.steps.iter().enumerate() {
-            // SAFETY (for `read`): verified indices of entries written before.
+            // SAFETY: `step.a` indexes an entry written before (`Unit::verify`).
             let x = unsafe { read(&values, step.a) };
             let value = match step.op {
+                // SAFETY: `step.b` indexes an entry written before (`Unit::verify`).
                 ExprOp::Binary(op) => op.apply(x, unsafe { read(&values, step.b) }),
                 ExprOp::Unary(op) => op.apply(x),
             };
@@ -129,10 +131,11 @@ pub(super) unsafe fn evaluate(
     };
     let mut recorded = 0u64;
     for (k, step) in expr.steps.iter().enumerate() {
-        // SAFETY (for `read`): verified indices of entries written before.
+        // SAFETY: `step.a` indexes an entry written before (`Unit::verify`).
         let a = unsafe { read(&entries, step.a) };
         let result = match step.op {
             ExprOp::Binary(op) => {
+                // SAFETY: `step.b` indexes an entry written before (`Unit::verify`).
                 let b = unsafe { read(&entries, step.b) };
                 if a.mask | b.mask == 0 {
                     Entry { value: op.apply(a.value, b.value), ..a }

@@ -236,6 +236,7 @@ fn small_int_of(value: &Value) -> Option<i64> {
 /// reference to that slot may be in use.
 #[inline(always)]
 unsafe fn reg<'a>(regs: *mut Value, slot: u32) -> &'a mut Value {
+    // SAFETY: the caller's (a live frame of more than `slot` values, no other reference).
     unsafe { &mut *regs.add(slot as usize) }
 }
 
@@ -244,6 +245,7 @@ unsafe fn reg<'a>(regs: *mut Value, slot: u32) -> &'a mut Value {
 /// SAFETY: as for [`reg`].
 #[inline(always)]
 unsafe fn fetch(regs: *mut Value, operand: Operand) -> Value {
+    // SAFETY: `operand` is a slot of the frame (`Program::verify`).
     let slot = unsafe { reg(regs, operand.slot()) };
     if operand.is_take() { std::mem::replace(slot, Value::Int(0)) } else { slot.clone() }
 }
@@ -267,6 +269,7 @@ fn transfer(to: &mut Value, from: &mut Value, take: bool) {
 #[inline(always)]
 unsafe fn release(regs: *mut Value, n_slots: u32) {
     for i in 0..n_slots {
+        // SAFETY: `i` is a slot of the frame (`Program::verify`).
         let slot = unsafe { reg(regs, i) };
         if matches!(slot, Value::Tensor(_) | Value::Tracked(_)) {
             *slot = Value::Int(0);
@@ -391,15 +394,18 @@ unsafe fn element_indices<R>(
         let mut len = 0;
         for entry in chain.iter().flat_map(|bracket| bracket.iter()) {
             let IndexEntry::At(operand) = entry else { return None };
+            // SAFETY: `operand` is a slot of the frame (`Program::verify`).
             *values.get_mut(len)? = int_of(unsafe { reg(regs, operand.slot()) })?;
             len += 1;
         }
         return f(&values[..len]);
     }
+    // SAFETY: `i` is a slot of the frame (`Program::verify`).
     let first = int_of(unsafe { reg(regs, i) })?;
     if j == NO_SLOT {
         return f(&[first]);
     }
+    // SAFETY: `j` is a slot of the frame (`Program::verify`).
     f(&[first, int_of(unsafe { reg(regs, j) })?])
 }
 
@@ -1065,42 +1071,36 @@ impl<'p, 'o> Machine<'p, 'o> {
                 // SAFETY (for every `reg` below): slots are below `n_slots`, see above.
                 match instr {
                     Instr::IntArithImm { op, dst, a, imm } => {
+                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
                         let Some(x) = int_of(unsafe { reg(regs, *a) }) else {
+                            // SAFETY: `a` is a slot of the frame (`Program::verify`).
                             fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
                         };
                         let Some(value) = checked_int(*op, x, i64::from(*imm)) else {
                             fail!(self, int_error(*op, x, i64::from(*imm)), pc)
                         };
+                        // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                         set_int(unsafe { reg(regs, *dst) }, value);
                     }
                     Instr::IntArith { op, dst, a, b } => {
+                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
                         let x = int_of(unsafe { reg(regs, *a) });
+                        // SAFETY: `b` is a slot of the frame (`Program::verify`).
                         let y = int_of(unsafe { reg(regs, *b) });
                         let (Some(x), Some(y)) = (x, y) else {
+                            // SAFETY: `a` is a slot of the frame (`Program::verify`).
                             fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
                         };
                         let Some(value) = checked_int(*op, x, y) else {
                             fail!(self, int_error(*op, x, y), pc)
                         };
-                        set_int(unsafe { reg(regs, *dst) }, value);
-                    }
-                    Instr::IntAccum { op, inner, dst, a, b } => {
-                        let x = int_of(unsafe { reg(regs, *a) });
-                        let y = int_of(unsafe { reg(regs, *b) });
-                        let acc = int_of(unsafe { reg(regs, *dst) });
-                        let (Some(x), Some(y), Some(acc)) = (x, y, acc) else {
-                            fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
-                        };
-                        let Some(term) = checked_int(*inner, x, y) else {
-                            fail!(self, int_error(*inner, x, y), pc)
-                        };
-                        let Some(value) = checked_int(*op, acc, term) else {
-                            fail!(self, int_error(*op, acc, term), pc)
-                        };
+                        // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                         set_int(unsafe { reg(regs, *dst) }, value);
                     }
                     Instr::JumpIntCmpImm { op, a, imm, target } => {
+                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
                         let Some(x) = int_of(unsafe { reg(regs, *a) }) else {
+                            // SAFETY: `a` is a slot of the frame (`Program::verify`).
                             fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
                         };
                         if op.ints(x, i64::from(*imm)) {
@@ -1108,6 +1108,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                         }
                     }
                     Instr::LoopIntImm { slot, delta, op, imm, target } => {
+                        // SAFETY: `slot` is a slot of the frame (`Program::verify`).
                         let counter = unsafe { reg(regs, *slot) };
                         let Some(x) = int_of(counter) else {
                             fail!(self, not_an_integer(counter), pc)
@@ -1121,7 +1122,9 @@ impl<'p, 'o> Machine<'p, 'o> {
                         }
                     }
                     Instr::LoopInt { slot, delta, op, rhs, target } => {
+                        // SAFETY: `rhs` is a slot of the frame (`Program::verify`).
                         let bound = int_of(unsafe { reg(regs, *rhs) });
+                        // SAFETY: `slot` is a slot of the frame (`Program::verify`).
                         let counter = unsafe { reg(regs, *slot) };
                         let (Some(x), Some(bound)) = (int_of(counter), bound) else {
                             fail!(self, not_an_integer(counter), pc)
@@ -1135,9 +1138,12 @@ impl<'p, 'o> Machine<'p, 'o> {
                         }
                     }
                     Instr::JumpIntCmp { op, a, b, target } => {
+                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
                         let x = int_of(unsafe { reg(regs, *a) });
+                        // SAFETY: `b` is a slot of the frame (`Program::verify`).
                         let y = int_of(unsafe { reg(regs, *b) });
                         let (Some(x), Some(y)) = (x, y) else {
+                            // SAFETY: `a` is a slot of the frame (`Program::verify`).
                             fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
                         };
                         if op.ints(x, y) {
@@ -1149,20 +1155,26 @@ impl<'p, 'o> Machine<'p, 'o> {
                     }
                     Instr::Copy { dst, src } => {
                         if *dst != src.slot() {
+                            // SAFETY: `dst` and `src` are slots of the frame (`Program::verify`).
                             let (to, from) = unsafe { (reg(regs, *dst), reg(regs, src.slot())) };
                             transfer(to, from, src.is_take());
                         }
                     }
+                    // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                     Instr::LoadInt { dst, value } => set_int(unsafe { reg(regs, *dst) }, *value),
                     Instr::LoadFloat { dst, value } => {
+                        // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                         set_float(unsafe { reg(regs, *dst) }, *value)
                     }
                     Instr::FloatArith { op, dst, a, b } => {
+                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
                         let x = plain_number(unsafe { reg(regs, a.slot()) });
+                        // SAFETY: `b` is a slot of the frame (`Program::verify`).
                         let y = plain_number(unsafe { reg(regs, b.slot()) });
                         match (x, y) {
                             (Some(x), Some(y)) => {
                                 let z = op.apply(x, y);
+                                // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                                 set_float(unsafe { reg(regs, *dst) }, z);
                                 if TRACE && !z.is_finite() {
                                     let inputs = [Value::Float(x), Value::Float(y)];
@@ -1184,6 +1196,8 @@ impl<'p, 'o> Machine<'p, 'o> {
                                 {
                                     match result {
                                         Ok((z, node)) => {
+                                            // SAFETY: `dst` is a slot of the frame
+                                            // (`Program::verify`).
                                             set_tracked(unsafe { reg(regs, *dst) }, z, node)
                                         }
                                         Err(error) => fail!(self, RuntimeError::from(error), pc),
@@ -1193,14 +1207,17 @@ impl<'p, 'o> Machine<'p, 'o> {
                                 }
                                 // Anything else: the operation records itself on the tape,
                                 // which never touches the value stack, so `regs` stays valid.
+                                // SAFETY: `a` and `b` are slots of the frame (`Program::verify`).
                                 let (x, y) = unsafe { (fetch(regs, *a), fetch(regs, *b)) };
                                 // A traced run records each operation alone (`interp::trace`).
                                 let fresh = [a.is_fresh() && !TRACE, b.is_fresh() && !TRACE];
                                 let inputs = TRACE.then(|| [x.clone(), y.clone()]);
                                 match ops::binary_fused(&mut self.tape, *op, x, y, fresh) {
+                                    // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                                     Ok(value) => unsafe { *reg(regs, *dst) = value },
                                     Err(error) => fail!(self, RuntimeError::from(error), pc),
                                 }
+                                // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                                 if let Some(inputs) = inputs
                                     && let Err(error) =
                                         self.check_made(instr, &inputs, unsafe { reg(regs, *dst) })
@@ -1219,9 +1236,13 @@ impl<'p, 'o> Machine<'p, 'o> {
                         // SAFETY: verified to name an expression of the unit whose leaves are
                         // slots of this frame; nothing else refers to them during the call.
                         let expr = unsafe { unit.exprs.get_unchecked(*expr as usize) };
+                        // SAFETY: the expression's leaves are slots of the frame
+                        // (`Program::verify`), and `dst` is not borrowed during the call.
                         match unsafe { float_expr::evaluate(expr, regs, &mut self.tape) } {
+                            // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                             Ok(Evaluated::Plain(z)) => set_float(unsafe { reg(regs, *dst) }, z),
                             Ok(Evaluated::Tracked(z, node)) => {
+                                // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                                 set_tracked(unsafe { reg(regs, *dst) }, z, node)
                             }
                             // The instructions the expression stands for run instead.
@@ -1235,23 +1256,32 @@ impl<'p, 'o> Machine<'p, 'o> {
                         continue 'exec;
                     }
                     Instr::IntCmp { op, dst, a, b } => {
+                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
                         let x = int_of(unsafe { reg(regs, *a) });
+                        // SAFETY: `b` is a slot of the frame (`Program::verify`).
                         let y = int_of(unsafe { reg(regs, *b) });
                         let (Some(x), Some(y)) = (x, y) else {
+                            // SAFETY: `a` is a slot of the frame (`Program::verify`).
                             fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
                         };
+                        // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                         set_bool(unsafe { reg(regs, *dst) }, op.ints(x, y));
                     }
                     Instr::FloatCmp { op, dst, a, b } => {
+                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
                         let x = unsafe { reg(regs, *a) }.as_f64();
+                        // SAFETY: `b` is a slot of the frame (`Program::verify`).
                         let y = unsafe { reg(regs, *b) }.as_f64();
                         let (Some(x), Some(y)) = (x, y) else {
                             fail!(self, RuntimeError::internal("a comparison of non-numbers"), pc)
                         };
+                        // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                         set_bool(unsafe { reg(regs, *dst) }, op.floats(x, y));
                     }
                     Instr::JumpFloatCmp { op, negate, a, b, target } => {
+                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
                         let x = unsafe { reg(regs, *a) }.as_f64();
+                        // SAFETY: `b` is a slot of the frame (`Program::verify`).
                         let y = unsafe { reg(regs, *b) }.as_f64();
                         let (Some(x), Some(y)) = (x, y) else {
                             fail!(self, RuntimeError::internal("a comparison of non-numbers"), pc)
@@ -1261,6 +1291,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                         }
                     }
                     Instr::JumpIf { cond, when, target } => {
+                        // SAFETY: `cond` is a slot of the frame (`Program::verify`).
                         let Some(truth) = unsafe { reg(regs, *cond) }.truth() else {
                             fail!(
                                 self,
@@ -1273,9 +1304,11 @@ impl<'p, 'o> Machine<'p, 'o> {
                         }
                     }
                     Instr::Unary { op, dst, a } => {
+                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
                         let value = unsafe { reg(regs, a.slot()) };
                         if let Value::Float(x) = *value {
                             let y = op.apply(x);
+                            // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                             set_float(unsafe { reg(regs, *dst) }, y);
                             if TRACE && !y.is_finite() {
                                 let input = [Value::Float(x)];
@@ -1291,18 +1324,22 @@ impl<'p, 'o> Machine<'p, 'o> {
                             let (y, dy) = scalar::unary_with_derivative(*op, x);
                             let term = Term { node, partial: dy, fresh: a.is_fresh() };
                             match self.tape.fuse1(term, y) {
+                                // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                                 Ok(node) => set_tracked(unsafe { reg(regs, *dst) }, y, node),
                                 Err(error) => fail!(self, RuntimeError::from(error), pc),
                             }
                         } else {
                             // As for `FloatArith`, the tape never touches the value stack.
+                            // SAFETY: `a` is a slot of the frame (`Program::verify`).
                             let x = unsafe { fetch(regs, *a) };
                             let input = TRACE.then(|| [x.clone()]);
                             let fresh = a.is_fresh() && !TRACE;
                             match ops::unary_fused(&mut self.tape, *op, x, fresh) {
+                                // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                                 Ok(value) => unsafe { *reg(regs, *dst) = value },
                                 Err(error) => fail!(self, RuntimeError::from(error), pc),
                             }
+                            // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                             if let Some(input) = input
                                 && let Err(error) =
                                     self.check_made(instr, &input, unsafe { reg(regs, *dst) })
@@ -1312,11 +1349,14 @@ impl<'p, 'o> Machine<'p, 'o> {
                         }
                     }
                     Instr::RefreshVar { slot } => {
+                        // SAFETY: `slot` is a slot of the frame (`Program::verify`).
                         let value = unsafe { reg(regs, *slot) };
                         attempt!(self, self.tape.refresh_var(value), pc);
                     }
                     Instr::NegInt { dst, a } => {
+                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
                         let Some(x) = int_of(unsafe { reg(regs, *a) }) else {
+                            // SAFETY: `a` is a slot of the frame (`Program::verify`).
                             fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
                         };
                         let Some(value) = x.checked_neg() else {
@@ -1329,12 +1369,15 @@ impl<'p, 'o> Machine<'p, 'o> {
                                 pc
                             )
                         };
+                        // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                         set_int(unsafe { reg(regs, *dst) }, value);
                     }
                     Instr::Not { dst, a } => {
+                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
                         let Some(truth) = unsafe { reg(regs, *a) }.truth() else {
                             fail!(self, RuntimeError::internal("`!` of a tensor"), pc)
                         };
+                        // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                         set_bool(unsafe { reg(regs, *dst) }, !truth);
                     }
                     Instr::Call { unit: callee, dst, args } => {
@@ -1357,7 +1400,9 @@ impl<'p, 'o> Machine<'p, 'o> {
                         continue 'exec;
                     }
                     Instr::CallIntImm { unit: callee, dst, a, op, imm } => {
+                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
                         let Some(x) = int_of(unsafe { reg(regs, *a) }) else {
+                            // SAFETY: `a` is a slot of the frame (`Program::verify`).
                             fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
                         };
                         let Some(value) = checked_int(*op, x, i64::from(*imm)) else {
@@ -1377,13 +1422,14 @@ impl<'p, 'o> Machine<'p, 'o> {
                                 fail!(self, error, pc);
                             }
                             if *dst != NO_SLOT {
+                                // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                                 set_int(unsafe { reg(regs, *dst) }, value);
                             }
                             pc += 1;
                             continue 'exec;
                         }
-                        // SAFETY: the callee has a parameter (verified).
                         enter!(*callee, *dst, |new_regs: *mut Value, _: *mut Value| {
+                            // SAFETY: the callee has a parameter (`Program::verify`).
                             set_int(unsafe { reg(new_regs, 0) }, value)
                         });
                         // The base case was tested above and does not hold, so the callee starts
@@ -1427,6 +1473,9 @@ impl<'p, 'o> Machine<'p, 'o> {
                         // copied out before the tensor's slot is borrowed.
                         let x = plain_number(unsafe { reg(regs, value.slot()) });
                         let copies = &mut self.tensor_copies;
+                        // SAFETY: `i`, `j`, the chain's entries and `target` are slots of the
+                        // frame (`Program::verify`); the indices are read before `target` is
+                        // borrowed, and nothing else borrows it.
                         let written = x.and_then(|x| unsafe {
                             element_indices(unit, regs, *i, *j, *index, |ix| {
                                 let Value::Tensor(t) = reg(regs, *target) else { return None };
@@ -1489,21 +1538,10 @@ impl<'p, 'o> Machine<'p, 'o> {
                         }
                         break 'run operands.first().copied();
                     }
-                    Instr::ReturnIntArith { op, a, b } => {
-                        let x = int_of(unsafe { reg(regs, *a) });
-                        let y = int_of(unsafe { reg(regs, *b) });
-                        let (Some(x), Some(y)) = (x, y) else {
-                            fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
-                        };
-                        let Some(value) = checked_int(*op, x, y) else {
-                            fail!(self, int_error(*op, x, y), pc)
-                        };
-                        // The result goes through slot `a`, which the frame no longer needs.
-                        set_int(unsafe { reg(regs, *a) }, value);
-                        break 'run Some(Operand::copy(*a));
-                    }
                     Instr::ReturnIfIntCmpImm { op, a, imm, src } => {
+                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
                         let Some(x) = int_of(unsafe { reg(regs, *a) }) else {
+                            // SAFETY: `a` is a slot of the frame (`Program::verify`).
                             fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
                         };
                         if op.ints(x, i64::from(*imm)) {
@@ -1526,10 +1564,12 @@ impl<'p, 'o> Machine<'p, 'o> {
             self.top = finished.base as usize;
             if self.frames.len() < stop {
                 let value = match src {
+                    // SAFETY: `operand` is a slot of the frame (`Program::verify`).
                     Some(operand) => unsafe { fetch(regs, operand) },
                     None => Value::Int(0),
                 };
                 if unit.holds_heap {
+                    // SAFETY: the frame's slots are `0..n_slots`, and none is borrowed.
                     unsafe { release(regs, unit.n_slots) };
                 }
                 return Ok(value);
@@ -1543,6 +1583,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                 let to = unsafe { reg(caller_regs, finished.dst) };
                 match src {
                     Some(operand) => {
+                        // SAFETY: `operand` is a slot of the frame (`Program::verify`).
                         let from = unsafe { reg(regs, operand.slot()) };
                         transfer(to, from, operand.is_take());
                     }
@@ -1550,6 +1591,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                 }
             }
             if unit.holds_heap {
+                // SAFETY: the frame's slots are `0..n_slots`, and none is borrowed.
                 unsafe { release(regs, unit.n_slots) };
             }
             // SAFETY: frames only ever name verified units.

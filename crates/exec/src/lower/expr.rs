@@ -827,18 +827,7 @@ impl UnitLowerer<'_, '_> {
                         } else {
                             Operand::copy(slot)
                         };
-                        let fusable = b.is_take() && self.last_bound != Some(self.here());
-                        if integers
-                            && let Some(int) = int_op(arith)
-                            && fusable
-                            && let Some(&Instr::IntArith { op: inner, dst, a: x, b: y }) =
-                                self.code.last()
-                            && dst == b.slot()
-                            && let Some(last) = self.code.last_mut()
-                        {
-                            // `s += i * i`: the arithmetic that made the temporary accumulates.
-                            *last = Instr::IntAccum { op: int, inner, dst: slot, a: x, b: y };
-                        } else if integers && let Some(int) = int_op(arith) {
+                        if integers && let Some(int) = int_op(arith) {
                             self.emit(
                                 Instr::IntArith { op: int, dst: slot, a: a.slot(), b: b.slot() },
                                 span,

@@ -334,7 +334,6 @@ impl ProgramBuilder<'_> {
             loops: Vec::new(),
             function_name: name.clone(),
             snapshot: false,
-            last_bound: None,
         };
         let prologue_end = match def.kind(db) {
             DefKind::Function => lowerer.prologue()?,
@@ -474,9 +473,6 @@ struct UnitLowerer<'a, 'db> {
     /// variable between its read and its use: variables are then read into temporaries, so that
     /// operands are evaluated left to right.
     snapshot: bool,
-    /// The last position a label was bound to: an instruction there is a jump target and must
-    /// not be fused into the one before it.
-    last_bound: Option<u32>,
 }
 
 impl<'db> UnitLowerer<'_, 'db> {
@@ -546,7 +542,6 @@ impl<'db> UnitLowerer<'_, 'db> {
 
     fn bind(&mut self, pending: Pending) {
         let target = self.here();
-        self.last_bound = Some(target);
         for at in pending.0 {
             set_target(&mut self.code[at], target);
         }

@@ -514,16 +514,6 @@ impl UnitLowerer<'_, '_> {
             self.emit(Instr::ReturnTuple { items }, span);
             return Ok(());
         }
-        // `return a + b;` on ints: the arithmetic that made the temporary returns it directly.
-        let fusable = ret == Ty::Int && operand.is_take() && self.last_bound != Some(self.here());
-        if fusable
-            && let Some(&Instr::IntArith { op, dst, a, b }) = self.code.last()
-            && dst == operand.slot()
-            && let Some(last) = self.code.last_mut()
-        {
-            *last = Instr::ReturnIntArith { op, a, b };
-            return Ok(());
-        }
         self.emit(Instr::Return { src: Some(operand) }, span);
         Ok(())
     }

@@ -1,0 +1,160 @@
+//! Snapshots of the lowering: small programs and the register code they lower to, as the
+//! disassembler prints it (`nabla run --emit bytecode`). Update them with `UPDATE_EXPECT=1`.
+//!
+//! They show which instruction each construct becomes (integer loops and branches, calls, float
+//! trees, element access) and where a variable's value is moved into a call instead of shared.
+
+use expect_test::{Expect, expect};
+
+mod common;
+use common::{load, scratch};
+
+/// Lowers `text` and compares the disassembly of the units named in `units` (the main file's
+/// top level is `<top level>`) with `expect`.
+fn check(name: &str, text: &str, units: &[&str], expect: Expect) {
+    let dir = scratch(&format!("lowering-{name}"));
+    let (db, main) = load(&dir, text);
+    let program = exec::lower::lower_program(&db, main).unwrap_or_else(|err| panic!("{err}"));
+    let text = program.to_string();
+    let selected: Vec<&str> = text
+        .split("\n\n")
+        .filter(|unit| units.iter().any(|name| unit.contains(&format!("`{name}`"))))
+        .collect();
+    expect.assert_eq(&(selected.join("\n\n") + "\n"));
+}
+
+#[test]
+fn recursion_and_integer_branches() {
+    check(
+        "fib",
+        "function int fib(int n) {\n    if (n < 2) {\n        return n;\n    }\n    return fib(n - 1) + fib(n - 2);\n}\nprint(fib(20));\n",
+        &["fib"],
+        expect![[r#"
+            unit 1 `fib`: 1 parameter, 4 slots
+                 0  if int %0 < 2 return %0
+                 1  %1 = call fib(int %0 - 1)
+                 2  %2 = call fib(int %0 - 2)
+                 3  %3 = int %1 + %2
+                 4  return take %3
+                 5  return
+        "#]],
+    );
+}
+
+#[test]
+fn counted_loops_and_integer_arithmetic() {
+    check(
+        "loop",
+        "int s = 0;\nloop (int i = 0; i < 10; i++) {\n    s += i * i;\n}\nint n = 5;\nloop (int j = n; j > 0; j -= 2) {\n    s = s % 7;\n}\nprint(s);\n",
+        &["<top level>"],
+        expect![[r#"
+            unit 0 `<top level>` (main): 0 parameters, 5 slots
+                 0  %0 = 0
+                 1  %1 = 0
+                 2  if int %1 >= 10 goto 6
+                 3  %4 = int %1 * %1
+                 4  %0 = int %0 + %4
+                 5  %1 += 1; if int %1 < 10 goto 3
+                 6  %2 = 5
+                 7  %3 = %2
+                 8  if int %3 <= 0 goto 11
+                 9  %0 = int %0 % 7
+                10  %3 += -2; if int %3 > 0 goto 9
+                11  %4 = print(%0)
+                12  return
+
+            unit 1 `<top level>` (constants of the main file): 0 parameters, 4 slots
+                 0  return
+
+        "#]],
+    );
+}
+
+#[test]
+fn float_trees_compile_into_one_instruction() {
+    check(
+        "float",
+        "float a = 0.9;\nfloat b = 0.1;\nfloat x = 0.5;\nx = x * a + sin(x) * b;\nprint(x);\n",
+        &["<top level>"],
+        expect![[r#"
+            unit 0 `<top level>` (main): 0 parameters, 6 slots
+                 0  %0 = 0.9
+                 1  %1 = 0.1
+                 2  %2 = 0.5
+                 3  %2 = float tree %2 * %0 + sin(%2) * %1, else 4..=7
+                 4  %3 = float %2 * %0
+                 5  %4 = sin(%2)
+                 6  %5 = float fresh %4 * %1
+                 7  %2 = float fresh %3 + fresh %5
+                 8  %3 = print(%2)
+                 9  return
+
+            unit 1 `<top level>` (constants of the main file): 0 parameters, 3 slots
+                 0  return
+
+        "#]],
+    );
+}
+
+/// Element reads and writes by integer indices are one instruction each, at every rank; a
+/// slice or fewer indices than axes is the general indexing.
+#[test]
+fn element_access_by_integers_is_one_instruction() {
+    check(
+        "element",
+        "function float f(Tensor t[n], Tensor u[n][n], Tensor v[2][2][2], int i, int j) {\n    t[i] += u[i][j];\n    u[i, j] = t[i] * 2.0;\n    v[1][i][j]++;\n    Tensor row[n] = u[i];\n    t[0:2] = 1.0;\n    return v[i, j, 0] + row[j];\n}\nprint(f([1, 2], [[1, 2], [3, 4]], zeros([2, 2, 2]), 1, 0));\n",
+        &["f"],
+        expect![[r#"
+            unit 1 `f`: 5 parameters, 11 slots
+                 0  check %0: Tensor[n]
+                 1  check %1: Tensor[n][n]
+                 2  check %2: Tensor[2][2][2]
+                 3  %7 = element %1[%3][%4]
+                 4  element %0[%3] += take %7
+                 5  %7 = element %0[%3]
+                 6  %8 = 2.0
+                 7  %9 = float take %7 * take %8
+                 8  element %1[%3, %4] = fresh %9
+                 9  %7 = 1
+                10  %8 = 1.0
+                11  element %2[%7][%3][%4] += take %8
+                12  %9 = element %2[%7][%3][%4]
+                13  %6 = %1[%3]
+                14  %7 = 1.0
+                15  %8 = 0
+                16  %9 = 2
+                17  %0[%8:%9] = take %7
+                18  %7 = 0
+                19  %8 = element %2[%3, %4, %7]
+                20  %9 = element %6[%4]
+                21  %10 = float take %8 + take %9
+                22  return fresh %10
+                23  return
+        "#]],
+    );
+}
+
+/// `a = f(a, ...)` moves `a` into the call (`take`), since the result overwrites it; `b = f(a)`
+/// shares `a`, which is read afterwards.
+#[test]
+fn a_rebound_argument_moves_into_the_call() {
+    check(
+        "moves",
+        "function Tensor[n] bump(Tensor a[n], int i) {\n    a[i] += 1.0;\n    return a;\n}\nTensor a[3];\na = bump(a, 0);\nTensor b[3] = bump(a, 1);\nprint(a, b);\n",
+        &["<top level>"],
+        expect![[r#"
+            unit 0 `<top level>` (main): 0 parameters, 3 slots
+                 0  %0 = zero tensor
+                 1  %2 = 0
+                 2  %0 = call bump(take %0, take %2)
+                 3  %2 = 1
+                 4  %1 = call bump(%0, take %2)
+                 5  %2 = print(%0, %1)
+                 6  return
+
+            unit 2 `<top level>` (constants of the main file): 0 parameters, 2 slots
+                 0  return
+
+        "#]],
+    );
+}
