@@ -106,6 +106,7 @@ codes! {
     FormatString = "E0228", Error, "malformed format string";
     FormatArguments = "E0229", Error, "placeholders and values of `format` differ in number";
     MaskShape = "E0230", Error, "mask does not fit the axes it selects from";
+    MaskReadAsIndices = "E0231", Error, "mask passed to a parameter that indexes as positions";
     MissingReturn = "E0300", Error, "not every path returns a value";
     ReturnMismatch = "E0301", Error, "`return` does not match the function's type";
     BreakOutsideLoop = "E0302", Error, "`break` or `continue` outside a loop";

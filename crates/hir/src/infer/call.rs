@@ -4,7 +4,7 @@
 use la_arena::RawIdx;
 use smol_str::SmolStr;
 
-use super::{InferCtx, Resolution, Target, ty_of_ref};
+use super::{InferCtx, Resolution, Target, mask, ty_of_ref};
 use crate::{
     DefId,
     body::{Expr, ExprId, HirSpan, LocalId, TransformOp, signature_query},
@@ -120,6 +120,7 @@ impl InferCtx<'_> {
                         self.result.callees.push(def);
                         let target = self.callee_of_function(def);
                         let arg_tys = self.infer_args(args);
+                        self.check_masks_passed(def, &target, args);
                         self.call_with(expr, &target, args, &arg_tys)
                     }
                     Resolution::Builtin(builtin) => self.infer_builtin(expr, builtin, args),
@@ -175,6 +176,33 @@ impl InferCtx<'_> {
                 }
                 Ty::Error
             }
+        }
+    }
+
+    /// A mask argument (`a > 0`) whose parameter the callee uses as an index entry would select
+    /// by positions `0` and `1` there, since a parameter is never a mask in its own body
+    /// (`infer::mask`): reported with both places (E0231).
+    fn check_masks_passed(&mut self, def: DefId, callee: &Callee, args: &[ExprId]) {
+        let callee_body = crate::body(self.db, def);
+        for (i, &arg) in args.iter().enumerate() {
+            let Some(&param) = callee_body.params.get(i) else { break };
+            if !mask::is_mask(self.body, &self.mask_locals, arg) {
+                continue;
+            }
+            let Some(used) = mask::param_read_as_indices(callee_body, param) else { continue };
+            let name = callee_body.locals[param].name.clone();
+            let span = self.expr_span(arg);
+            let used_span = HirSpan { def, span: callee_body.source_map.expr(used) };
+            let message = format!(
+                "this mask is {}, whose parameter `{name}` indexes as a tensor of positions",
+                callee.argument(i)
+            );
+            self.report(Code::MaskReadAsIndices, span, message)
+                .label(used_span, format!("`{name}` is read here as positions 0 and 1, not as a mask"))
+                .help(format!(
+                    "a parameter is never a mask; to select by it in `{}`, index with `{name} != 0`",
+                    callee.name
+                ));
         }
     }
 

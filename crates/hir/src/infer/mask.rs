@@ -10,10 +10,16 @@
 //!
 //! The rule is syntactic, so it holds before inference runs and needs no type of its own: a
 //! mask's values are `0.0` and `1.0` by construction.
+//!
+//! Because a parameter is never a mask, a mask passed to a function that uses the parameter as
+//! an index entry would select by positions `0` and `1` there: [`param_read_as_indices`] finds
+//! such a use, and the call is an error (E0231) rather than a silent change of meaning.
 
 use rustc_hash::FxHashSet;
 
-use crate::body::{BinaryOp, Body, Expr, ExprId, LocalId, LocalKind, Stmt, TypeRef, UnaryOp};
+use crate::body::{
+    BinaryOp, Body, Expr, ExprId, IndexEntry, LocalId, LocalKind, Stmt, TypeRef, UnaryOp,
+};
 
 /// The locals of `body` that only ever hold masks.
 pub(crate) fn mask_locals(body: &Body) -> FxHashSet<LocalId> {
@@ -80,6 +86,25 @@ pub(crate) fn is_mask(body: &Body, masks: &FxHashSet<LocalId>, expr: ExprId) -> 
         Expr::Name { local: Some(local), .. } => masks.contains(&local),
         _ => false,
     }
+}
+
+/// The first index entry of `body` that is the parameter `param` itself (`x[p]`, `x[:, p]`),
+/// which reads it as a tensor of indices: a parameter is never a mask in its own body. Only
+/// tensor parameters with axes are looked for (a rank-0 tensor indexes as one position).
+pub(crate) fn param_read_as_indices(body: &Body, param: LocalId) -> Option<ExprId> {
+    if !matches!(&body.locals[param].ty, TypeRef::Tensor(dims) if !dims.is_empty()) {
+        return None;
+    }
+    body.exprs.iter().find_map(|(_, expr)| {
+        let Expr::Index { entries, .. } = expr else { return None };
+        entries.iter().find_map(|entry| match *entry {
+            IndexEntry::At(at) => match body.exprs[at] {
+                Expr::Name { local: Some(local), .. } if local == param => Some(at),
+                _ => None,
+            },
+            _ => None,
+        })
+    })
 }
 
 /// The local an assignment target writes into: `x` of `x`, `x[i]`, `x[i][j]`.
