@@ -183,22 +183,29 @@ impl InferCtx<'_> {
     /// by positions `0` and `1` there, since a parameter is never a mask in its own body
     /// (`infer::mask`): reported with both places (E0231).
     fn check_masks_passed(&mut self, def: DefId, callee: &Callee, args: &[ExprId]) {
-        let callee_body = crate::body(self.db, def);
-        for (i, &arg) in args.iter().enumerate() {
-            let Some(&param) = callee_body.params.get(i) else { break };
-            if !mask::is_mask(self.body, &self.mask_locals, arg) {
+        let masks: Vec<(usize, ExprId)> = (args.iter().copied().enumerate())
+            .filter(|&(_, arg)| mask::is_mask(self.body, &self.mask_locals, arg))
+            .collect();
+        if masks.is_empty() {
+            return;
+        }
+        let uses = mask::params_read_as_indices(self.db, def).clone();
+        let signature = signature_query(self.db, def);
+        for (i, arg) in masks {
+            let (Some(Some(used)), Some(param)) = (uses.get(i), signature.params.get(i)) else {
                 continue;
-            }
-            let Some(used) = mask::param_read_as_indices(callee_body, param) else { continue };
-            let name = callee_body.locals[param].name.clone();
+            };
+            let name = &param.name;
             let span = self.expr_span(arg);
-            let used_span = HirSpan { def, span: callee_body.source_map.expr(used) };
             let message = format!(
                 "this mask is {}, whose parameter `{name}` indexes as a tensor of positions",
                 callee.argument(i)
             );
             self.report(Code::MaskReadAsIndices, span, message)
-                .label(used_span, format!("`{name}` is read here as positions 0 and 1, not as a mask"))
+                .label(
+                    HirSpan { def, span: *used },
+                    format!("`{name}` is read here as positions 0 and 1, not as a mask"),
+                )
                 .help(format!(
                     "a parameter is never a mask; to select by it in `{}`, index with `{name} != 0`",
                     callee.name

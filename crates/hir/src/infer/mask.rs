@@ -15,10 +15,16 @@
 //! an index entry would select by positions `0` and `1` there: [`param_read_as_indices`] finds
 //! such a use, and the call is an error (E0231) rather than a silent change of meaning.
 
+use std::sync::Arc;
+
 use rustc_hash::FxHashSet;
 
-use crate::body::{
-    BinaryOp, Body, Expr, ExprId, IndexEntry, LocalId, LocalKind, Stmt, TypeRef, UnaryOp,
+use crate::{
+    Db, DefId,
+    body::{
+        BinaryOp, Body, Expr, ExprId, IndexEntry, LocalId, LocalKind, RelSpan, Stmt, TypeRef,
+        UnaryOp, body_query,
+    },
 };
 
 /// The locals of `body` that only ever hold masks.
@@ -88,10 +94,24 @@ pub(crate) fn is_mask(body: &Body, masks: &FxHashSet<LocalId>, expr: ExprId) -> 
     }
 }
 
+/// For each parameter of the function `def`, where its body first uses it as an index entry
+/// ([`param_read_as_indices`]). A query of its own, so that a caller that passes a mask depends
+/// on this small answer and not on the callee's whole body.
+#[salsa::tracked(returns(ref))]
+pub(crate) fn params_read_as_indices(db: &dyn Db, def: DefId) -> Arc<Vec<Option<RelSpan>>> {
+    let lowered = body_query(db, def);
+    let body = &lowered.body;
+    let uses = body
+        .params
+        .iter()
+        .map(|&param| param_read_as_indices(body, param).map(|expr| body.source_map.expr(expr)));
+    Arc::new(uses.collect())
+}
+
 /// The first index entry of `body` that is the parameter `param` itself (`x[p]`, `x[:, p]`),
 /// which reads it as a tensor of indices: a parameter is never a mask in its own body. Only
 /// tensor parameters with axes are looked for (a rank-0 tensor indexes as one position).
-pub(crate) fn param_read_as_indices(body: &Body, param: LocalId) -> Option<ExprId> {
+fn param_read_as_indices(body: &Body, param: LocalId) -> Option<ExprId> {
     if !matches!(&body.locals[param].ty, TypeRef::Tensor(dims) if !dims.is_empty()) {
         return None;
     }
