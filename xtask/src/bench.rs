@@ -12,6 +12,8 @@
 //!   while it cannot run programs.
 //! - `flags`: the same programs with a debugging option of `nabla run` (`--check-nan`,
 //!   `--graph`) against themselves without it.
+//! - `records`: the MLP training step with its parameters in records against the same step on
+//!   loose tensors.
 //! - `interpreter`: the suite of `bench/interpreter/`, each program in Nabla, CPython and Lua 5.4
 //!   (Debian's `lua5.4`, installed when missing), with per-program ratios and their geometric
 //!   means, element access times and the growth of an in-place sort (see [`suite`]).
@@ -57,10 +59,11 @@ const SECTION_ORDER: &[&str] = &[
     "library",
     "indexing",
     "flags",
+    "records",
 ];
 
 const USAGE: &str = "usage: cargo xtask bench [--threads N] [--rounds N] \
-                     [all | parse | check | lsp | tape | interpreter | engine | autodiff | einsum | library | indexing | flags]...";
+                     [all | parse | check | lsp | tape | interpreter | engine | autodiff | einsum | library | indexing | flags | records]...";
 
 struct Options {
     names: Vec<String>,

@@ -65,7 +65,7 @@ pub struct Target {
     pub text: &'static str,
 }
 
-pub const GROUPS: &[Group] = &[ENGINE, AUTODIFF, EINSUM, LIBRARY, INDEXING, FLAGS];
+pub const GROUPS: &[Group] = &[ENGINE, AUTODIFF, EINSUM, LIBRARY, INDEXING, FLAGS, RECORDS];
 
 const fn once(file: &'static str) -> Program {
     Program { file, baseline: None, per: 1.0, flags: &[] }
@@ -574,4 +574,25 @@ const INDEXING: Group = Group {
             (`getrusage`'s `ru_maxrss`, which `--timings-json` reports), the median over the \
             runs, including the interpreter and its libraries (about 10 MB for an empty \
             program).",
+};
+
+/// Issue 25: the MLP training step of the autodiff group with the parameters in records, against
+/// the same step on loose tensors; structure must cost nothing at run time.
+const RECORDS: Group = Group {
+    name: "records",
+    title: "Records (issue 25)",
+    script: None,
+    rows: &[Row::Time {
+        benchmark: "784-256-10 tanh MLP training step, batch 128, float64: parameters as records \
+                    (`net -= RATE * grad(net)`) / as loose tensors",
+        nabla: kernel("records/mlp_step.nb", "records/mlp_setup.nb", 20.0),
+        reference: Reference::Nabla { program: MLP_STEP, tool: "Nabla, loose tensors" },
+        target: Some(Target { max_ratio: 1.05, text: "≤ 1.05" }),
+    }],
+    notes: "Both programs draw the same random numbers in the same order and run the same \
+            forward pass, loss and gradient descent; the records program keeps the four \
+            parameters as fields of an `Mlp` of two `Linear` records and updates them with one \
+            statement over the record. A record is never a run-time value (its fields live in \
+            consecutive slots and a field is a slot offset), so the two programs run the same \
+            instructions on the same tensors.",
 };
