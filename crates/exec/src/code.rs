@@ -270,6 +270,8 @@ pub enum CheckContext {
     Argument { function: String, index: usize },
     /// The value returned by `function`.
     Return { function: String },
+    /// A field of a literal of the record type `record`.
+    Literal { record: String },
 }
 
 /// A shape a value must have: the declared type as written (`Tensor[N][3]`) and its extents.
@@ -425,6 +427,19 @@ pub enum BuiltinCall {
         x: Operand,
         path: PathBuf,
     },
+    /// `save(net, path)` of a record: an `.npz` archive of its leaves, each named by its
+    /// dotted field name (`l1.w`).
+    SaveNpz {
+        leaves: Box<[(Box<str>, Operand)]>,
+        path: PathBuf,
+    },
+    /// `load(path)` where a record is expected: the `.npz` archive's array of each leaf's dotted
+    /// name, written to the instruction's `dst`, `dst + 1`, ... as a record's leaves are (`true`
+    /// for a tensor leaf, `false` for a float, which is a rank-0 array).
+    LoadNpz {
+        path: PathBuf,
+        leaves: Box<[(Box<str>, bool)]>,
+    },
     /// `backward(y)`; `text` is `y` as written, for the message when its graph was released.
     Backward {
         y: Operand,
@@ -455,6 +470,9 @@ pub enum BuiltinCall {
         callable: u32,
         name: Box<str>,
         args: Box<[Operand]>,
+        /// The checked arguments, the first parameter's leaves (the first argument, or those of
+        /// a record), by their dotted field names (empty but for a record).
+        checked: Box<[Box<str>]>,
     },
     Einsum {
         contraction: Rc<Contraction>,
@@ -853,10 +871,15 @@ pub enum Callable {
 impl Callable {
     /// The number of consecutive slots a call's result fills from its `dst`: one, or the
     /// elements of the tuple of `grad(f, [i, j])`, `value_and_grad(f)` and a `vmap` of a
-    /// function of several results.
+    /// function of several results, or the leaves of the record of `grad`, `vjp` and `jacobian`
+    /// with respect to a record.
     pub fn results(&self) -> usize {
         match self {
-            Callable::Transform { op: TransformOp::Grad, wrt, .. } => wrt.len().max(1),
+            Callable::Transform {
+                op: TransformOp::Grad | TransformOp::Vjp | TransformOp::Jacobian,
+                wrt,
+                ..
+            } => wrt.len().max(1),
             Callable::Transform { op: TransformOp::ValueAndGrad, wrt, .. } => 1 + wrt.len(),
             Callable::Map { results, .. } => *results as usize,
             _ => 1,
@@ -1213,7 +1236,10 @@ impl BuiltinCall {
                 ChartArgs::Scatter(x, y) | ChartArgs::Histogram { x, bins: y } => vec![x, y],
             },
             BuiltinCall::PrintOptions(PrintOptionsArgs::Values(values)) => values.to_vec(),
-            BuiltinCall::Load { .. } | BuiltinCall::SizeofDims(_) => Vec::new(),
+            BuiltinCall::SaveNpz { leaves, .. } => leaves.iter().map(|&(_, x)| x).collect(),
+            BuiltinCall::Load { .. } | BuiltinCall::LoadNpz { .. } | BuiltinCall::SizeofDims(_) => {
+                Vec::new()
+            }
             BuiltinCall::Assert { cond, .. } => vec![*cond],
             BuiltinCall::AssertClose { a, b, rtol, atol, .. } => {
                 [*a, *b].into_iter().chain(*rtol).chain(*atol).collect()
@@ -1266,9 +1292,9 @@ impl BuiltinCall {
             BuiltinCall::Print(_) => "print",
             BuiltinCall::Write(_) => "write",
             BuiltinCall::PrintOptions(_) => "print_options",
-            BuiltinCall::Load { csv: false, .. } => "load",
+            BuiltinCall::Load { csv: false, .. } | BuiltinCall::LoadNpz { .. } => "load",
             BuiltinCall::Load { csv: true, .. } => "load_csv",
-            BuiltinCall::Save { .. } => "save",
+            BuiltinCall::Save { .. } | BuiltinCall::SaveNpz { .. } => "save",
             BuiltinCall::Chart { chart: ChartArgs::Lines(_), .. } => "plot",
             BuiltinCall::Chart { chart: ChartArgs::Scatter(..), .. } => "scatter",
             BuiltinCall::Chart { chart: ChartArgs::Histogram { .. }, .. } => "histogram",
@@ -1450,6 +1476,11 @@ impl Unit {
                     BuiltinCall::LibraryTuple { results, .. } => {
                         results > 1 && dst.checked_add(results - 1).is_some_and(slot_ok)
                     }
+                    BuiltinCall::LoadNpz { ref leaves, .. } => u32::try_from(leaves.len())
+                        .ok()
+                        .and_then(|n| n.checked_sub(1))
+                        .and_then(|last| dst.checked_add(last))
+                        .is_some_and(slot_ok),
                     _ => *dst == NO_SLOT || slot_ok(*dst),
                 },
             };

@@ -189,40 +189,64 @@ impl Builder {
         let Some(open_token) = token_of(&children[open], L_CURLY) else {
             return self.sequence(parts, node);
         };
-        let mut fields: Vec<(SyntaxNode, Option<SyntaxToken>)> = Vec::new();
-        for child in &children[open + 1..children.len() - 1] {
-            match child {
-                SyntaxElement::Node(field) if field.kind() == RECORD_FIELD => {
-                    if fields.last().is_some_and(|(_, comma)| comma.is_none()) {
-                        return self.sequence(parts, node);
-                    }
-                    fields.push((field.clone(), None));
-                }
-                SyntaxElement::Token(token) if token.kind() == COMMA => match fields.last_mut() {
-                    Some((_, comma @ None)) => *comma = Some(token.clone()),
-                    _ => return self.sequence(parts, node),
-                },
-                _ => return self.sequence(parts, node),
-            }
-        }
+        let fields = separated(&children[open + 1..children.len() - 1])
+            .filter(|fields| fields.iter().all(|(field, _)| field.kind() == RECORD_FIELD));
+        let Some(fields) = fields else {
+            return self.sequence(parts, node);
+        };
         self.spaced_run(parts, RECORD_LIT, &children[..open]);
         if open > 0 {
             parts.push(Doc::text(" "));
         }
-        let closing = self.comments.take_leading(&close);
+        self.bracketed(parts, (&open_token, fields.as_slice(), &close), Bracket::Spaced);
+    }
+
+    /// A bracketed list of elements separated by commas, as a group: on one line if it fits
+    /// (with spaces inside the brackets for [`Bracket::Spaced`]), else each element on a line of
+    /// its own (or, for [`Bracket::Fill`], as many as fit on each line), indented, with a
+    /// trailing comma, and the closing bracket on a line of its own after the comments before it.
+    fn bracketed(
+        &mut self,
+        parts: &mut Vec<Doc>,
+        (open, elements, close): ListParts<'_>,
+        how: Bracket,
+    ) {
+        let closing = self.comments.take_leading(close);
         let mut group = Vec::new();
-        self.token(&mut group, &open_token);
+        self.token(&mut group, open);
         let mut inner = Vec::new();
-        if let Some(((last, trailing_comma), init)) = fields.split_last() {
-            self.line(&mut inner);
-            for (field, comma) in init {
-                self.node(&mut inner, field);
-                if let Some(comma) = comma {
-                    self.token(&mut inner, comma);
+        let space = |this: &mut Self, docs: &mut Vec<Doc>| match how {
+            Bracket::Spaced => this.line(docs),
+            Bracket::Tight | Bracket::Fill => this.softline(docs),
+        };
+        if let Some(((last, trailing_comma), init)) = elements.split_last() {
+            space(self, &mut inner);
+            if how == Bracket::Fill {
+                let mut fill_parts = Vec::new();
+                for (element, comma) in init {
+                    let mut content = Vec::new();
+                    self.node(&mut content, element);
+                    if let Some(comma) = comma {
+                        self.token(&mut content, comma);
+                    }
+                    self.flush(&mut content);
+                    fill_parts.push(Doc::Concat(content));
+                    fill_parts.push(Doc::Line);
                 }
-                self.line(&mut inner);
+                let mut content = Vec::new();
+                self.node(&mut content, last);
+                fill_parts.push(Doc::Concat(content));
+                inner.push(Doc::Fill(fill_parts));
+            } else {
+                for (element, comma) in init {
+                    self.node(&mut inner, element);
+                    if let Some(comma) = comma {
+                        self.token(&mut inner, comma);
+                    }
+                    self.line(&mut inner);
+                }
+                self.node(&mut inner, last);
             }
-            self.node(&mut inner, last);
             match trailing_comma {
                 Some(comma) => self.token_with(&mut inner, comma, Doc::IfBreak(",")),
                 None => inner.push(Doc::IfBreak(",")),
@@ -238,9 +262,9 @@ impl Builder {
         }
         if !inner.is_empty() {
             group.push(Doc::Indent(inner));
-            self.line(&mut group);
+            space(self, &mut group);
         }
-        self.token(&mut group, &close);
+        self.token(&mut group, close);
         parts.push(Doc::group(group));
     }
 
@@ -350,57 +374,8 @@ impl Builder {
             return self.sequence(parts, node);
         };
         let fill = node.kind() == TENSOR_LIT && elements.iter().all(|(e, _)| is_number(e));
-        let closing = self.comments.take_leading(&close);
-        let mut group = Vec::new();
-        self.token(&mut group, &open);
-        let mut inner = Vec::new();
-        if let Some(((last, trailing_comma), init)) = elements.split_last() {
-            self.softline(&mut inner);
-            if fill {
-                let mut fill_parts = Vec::new();
-                for (element, comma) in init {
-                    let mut content = Vec::new();
-                    self.node(&mut content, element);
-                    if let Some(comma) = comma {
-                        self.token(&mut content, comma);
-                    }
-                    self.flush(&mut content);
-                    fill_parts.push(Doc::Concat(content));
-                    fill_parts.push(Doc::Line);
-                }
-                let mut content = Vec::new();
-                self.node(&mut content, last);
-                fill_parts.push(Doc::Concat(content));
-                inner.push(Doc::Fill(fill_parts));
-            } else {
-                for (element, comma) in init {
-                    self.node(&mut inner, element);
-                    if let Some(comma) = comma {
-                        self.token(&mut inner, comma);
-                    }
-                    self.line(&mut inner);
-                }
-                self.node(&mut inner, last);
-            }
-            match trailing_comma {
-                Some(comma) => self.token_with(&mut inner, comma, Doc::IfBreak(",")),
-                None => inner.push(Doc::IfBreak(",")),
-            }
-        }
-        for (j, comment) in closing.iter().enumerate() {
-            if j == 0 || comment.own_line() {
-                self.hardline(&mut inner);
-            } else {
-                inner.push(Doc::text(" "));
-            }
-            inner.push(Doc::Text(Cow::Owned(comment.text.clone())));
-        }
-        if !inner.is_empty() {
-            group.push(Doc::Indent(inner));
-            self.softline(&mut group);
-        }
-        self.token(&mut group, &close);
-        parts.push(Doc::group(group));
+        let how = if fill { Bracket::Fill } else { Bracket::Tight };
+        self.bracketed(parts, (&open, elements.as_slice(), &close), how);
     }
 
     /// `(cond)` of `if` and `elif`: when too long, the condition goes on lines of its own.
@@ -667,13 +642,34 @@ fn closes_tight(kind: SyntaxKind) -> bool {
 /// The elements of a list `( a, b, )` : the brackets and each element with the comma after it.
 type ListShape = (SyntaxToken, Vec<(SyntaxNode, Option<SyntaxToken>)>, SyntaxToken);
 
+/// A bracketed list as [`Builder::bracketed`] lays it out: the brackets and the elements with
+/// their commas.
+type ListParts<'a> = (&'a SyntaxToken, &'a [(SyntaxNode, Option<SyntaxToken>)], &'a SyntaxToken);
+
+/// How [`Builder::bracketed`] lays out a list that fits on one line, and one that does not.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Bracket {
+    /// `(a, b)`: no spaces inside the brackets; one element per line when broken.
+    Tight,
+    /// `[1, 2, 3]` of numbers: as `Tight`, but as many elements on a line as fit.
+    Fill,
+    /// `Linear { w: x, b: y }`: spaces inside the braces.
+    Spaced,
+}
+
 fn list_shape(children: &[SyntaxElement]) -> Option<ListShape> {
     let (first, rest) = children.split_first()?;
     let (last, middle) = rest.split_last()?;
     let open = first.as_token().filter(|t| matches!(t.kind(), L_PAREN | L_BRACK))?.clone();
     let close = last.as_token().filter(|t| matches!(t.kind(), R_PAREN | R_BRACK))?.clone();
+    Some((open, separated(middle)?, close))
+}
+
+/// Nodes separated by commas (a trailing one allowed), each with the comma after it; `None` when
+/// the children are anything else.
+fn separated(children: &[SyntaxElement]) -> Option<Vec<(SyntaxNode, Option<SyntaxToken>)>> {
     let mut elements: Vec<(SyntaxNode, Option<SyntaxToken>)> = Vec::new();
-    for child in middle {
+    for child in children {
         match child {
             SyntaxElement::Node(node) => {
                 if elements.last().is_some_and(|(_, comma)| comma.is_none()) {
@@ -688,7 +684,7 @@ fn list_shape(children: &[SyntaxElement]) -> Option<ListShape> {
             SyntaxElement::Token(_) => return None,
         }
     }
-    Some((open, elements, close))
+    Some(elements)
 }
 
 /// A number or a name, possibly negated: what a tensor literal packs several of on a line.

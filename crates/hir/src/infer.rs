@@ -456,6 +456,17 @@ impl<'a> InferCtx<'a> {
             (TypeRef::Record(record), Some((init, init_ty))) if record.inferred => match init_ty {
                 Ty::Record(found) if found.def == record.def => Ty::Record(found),
                 Ty::Error => Ty::Error,
+                // A file's arrays are read when the program runs: the checker needs the sizes.
+                _ if self.is_load(init) => {
+                    let (name, var) = (record.name.clone(), data.name.clone());
+                    let span = self.local_span(local);
+                    self.report(
+                        Code::RecordSizes,
+                        span,
+                        format!("a `{name}` loaded from a file needs its sizes written, as in `{name}[...] {var} = load(...)`: the checker cannot read them from the file"),
+                    );
+                    Ty::Error
+                }
                 other => {
                     self.check_coerce(init, &other, &declared, target);
                     Ty::Error

@@ -1,6 +1,6 @@
-//! Folding ranges: blocks, argument and parameter lists and tensor literals that span lines,
-//! block comments and runs of line comments, runs of imports, and `// #region` ...
-//! `// #endregion` markers.
+//! Folding ranges: blocks, `struct` declarations, argument and parameter lists, tensor and
+//! record literals that span lines, block comments and runs of line comments, runs of imports,
+//! and `// #region` ... `// #endregion` markers.
 
 use syntax::{SyntaxKind, SyntaxToken, TextRange};
 
@@ -29,15 +29,33 @@ pub(crate) fn folding_ranges(db: &hir::Database, file: FileId) -> Vec<Fold> {
     let multiline = |range: TextRange| text[range].contains('\n');
     let mut folds = Vec::new();
     for node in root.descendants() {
-        let kind = match node.kind() {
-            SyntaxKind::BLOCK => FoldKind::Block,
+        let (kind, range) = match node.kind() {
+            SyntaxKind::BLOCK => (FoldKind::Block, node.text_range()),
             SyntaxKind::ARG_LIST | SyntaxKind::PARAM_LIST | SyntaxKind::TENSOR_LIT => {
-                FoldKind::List
+                (FoldKind::List, node.text_range())
+            }
+            // A `struct`'s fields and a record literal's: from the `{` to the `}`.
+            SyntaxKind::STRUCT_DEF | SyntaxKind::RECORD_LIT => {
+                let braces = node.children_with_tokens().filter_map(|child| child.into_token());
+                let (mut open, mut close) = (None, None);
+                for token in braces {
+                    match token.kind() {
+                        SyntaxKind::L_CURLY if open.is_none() => open = Some(token.text_range()),
+                        SyntaxKind::R_CURLY => close = Some(token.text_range()),
+                        _ => {}
+                    }
+                }
+                let (Some(open), Some(close)) = (open, close) else { continue };
+                let kind = match node.kind() {
+                    SyntaxKind::STRUCT_DEF => FoldKind::Block,
+                    _ => FoldKind::List,
+                };
+                (kind, open.cover(close))
             }
             _ => continue,
         };
-        if multiline(node.text_range()) {
-            folds.push(Fold { range: node.text_range(), kind });
+        if multiline(range) {
+            folds.push(Fold { range, kind });
         }
     }
     // Runs of imports.
@@ -175,6 +193,26 @@ function float f(float x) {
                 Block lines 11-18
                 Comment lines 12-13
                 Block lines 14-16
+            "#]],
+        );
+    }
+
+    #[test]
+    fn structs_and_record_literals() {
+        check(
+            r#"struct Linear {
+    Tensor w[n][m];
+    Tensor b[m];
+}
+Linear l = Linear {
+    w: [[1, 2]],
+    b: [0, 0],
+};
+Linear one = Linear { w: [[1]], b: [0] };
+"#,
+            expect![[r#"
+                Block lines 1-4
+                List lines 5-8
             "#]],
         );
     }

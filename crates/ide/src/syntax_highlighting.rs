@@ -24,6 +24,8 @@ pub enum HlTag {
     Function,
     BuiltinFunction,
     Parameter,
+    /// A field of a record type, where it is declared and where it is used.
+    Field,
     Variable,
     ShapeVariable,
     IndexLabel,
@@ -124,6 +126,10 @@ fn classify(db: &dyn hir::Db, definition: &Definition) -> (HlTag, HlMods) {
                 None => HlMods::NONE,
             };
             match data.kind {
+                // A `struct`'s fields are its body's parameters.
+                hir::LocalKind::Param if def.kind(db) == hir::DefKind::Struct => {
+                    (HlTag::Field, mods)
+                }
                 hir::LocalKind::Param => (HlTag::Parameter, mods),
                 hir::LocalKind::ShapeVar => (HlTag::ShapeVariable, HlMods::READONLY),
                 hir::LocalKind::Variable => (HlTag::Variable, mods),
@@ -228,6 +234,54 @@ mod tests {
                 A          Variable
                 i          IndexLabel
                 k          IndexLabel
+            "#]],
+        );
+    }
+
+    #[test]
+    fn records_fields_and_literals() {
+        check(
+            "struct Linear {\n    Tensor w[n][m];\n    Tensor b[m];\n}\nfunction float f(Linear l) {\n    return sum(l.w);\n}\nvar Linear p = Linear { w: ones([1, 2]), b: [0, 1] };\nprint(f(p), p.b);\n",
+            expect![[r#"
+                struct     Keyword
+                Linear     Type +declaration
+                Tensor     Type
+                w          Field +declaration
+                n          ShapeVariable +declaration +readonly
+                m          ShapeVariable +declaration +readonly
+                Tensor     Type
+                b          Field +declaration
+                m          ShapeVariable +readonly
+                function   Keyword
+                float      Type
+                f          Function +declaration
+                Linear     Type
+                l          Parameter +declaration
+                return     Keyword
+                sum        BuiltinFunction +defaultLibrary
+                l          Parameter
+                .          Operator
+                w          Field
+                var        Keyword
+                Linear     Type
+                p          Variable +declaration +differentiable
+                =          Operator
+                Linear     Type
+                w          Field
+                :          Operator
+                ones       BuiltinFunction +defaultLibrary
+                1          Number
+                2          Number
+                b          Field
+                :          Operator
+                0          Number
+                1          Number
+                print      BuiltinFunction +defaultLibrary
+                f          Function
+                p          Variable +differentiable
+                p          Variable +differentiable
+                .          Operator
+                b          Field
             "#]],
         );
     }

@@ -95,6 +95,7 @@ pub(crate) const TOKEN_TYPES: &[lsp::SemanticTokenType] = &[
     lsp::SemanticTokenType::STRING,
     lsp::SemanticTokenType::COMMENT,
     lsp::SemanticTokenType::OPERATOR,
+    lsp::SemanticTokenType::PROPERTY,
 ];
 
 fn token_type(tag: ide::HlTag) -> u32 {
@@ -110,6 +111,7 @@ fn token_type(tag: ide::HlTag) -> u32 {
         ide::HlTag::String => 8,
         ide::HlTag::Comment => 9,
         ide::HlTag::Operator => 10,
+        ide::HlTag::Field => 11,
     }
 }
 

@@ -1,12 +1,14 @@
 //! Files: NumPy `.npy` (read from float64, float32, integer and bool arrays in C or Fortran
-//! order; written as C-order float64) and numeric CSV.
+//! order; written as C-order float64), NumPy `.npz` archives of named arrays (a zip of `.npy`
+//! files, as `numpy.savez` writes them) and numeric CSV.
 //!
 //! A `.npy` header is read with ndarray-npy, but the data is decoded here: that way the declared
 //! shape is checked against the allocation limit and the file's actual size before anything is
-//! allocated, and every element type converts to `f64` through one path.
+//! allocated, and every element type converts to `f64` through one path. The zip container of an
+//! `.npz` is read and written by the `zip` crate; each member goes through the same `.npy` path.
 
 use std::fs;
-use std::io::Cursor;
+use std::io::{Cursor, Read, Write};
 use std::path::Path;
 
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
@@ -19,8 +21,15 @@ use super::error::TensorError;
 /// Reads a `.npy` file as a tensor of `f64`.
 pub fn load_npy(path: &Path) -> Result<Tensor, TensorError> {
     let bytes = fs::read(path).map_err(|error| io_error(path, "read", &error))?;
-    let npy_error = |reason: String| TensorError::Npy { path: path.to_path_buf(), reason };
-    let mut reader = Cursor::new(bytes.as_slice());
+    decode_npy(&bytes, |reason| TensorError::Npy { path: path.to_path_buf(), reason })
+}
+
+/// Decodes the bytes of a `.npy` file; `npy_error` makes the error for what is wrong with them.
+fn decode_npy(
+    bytes: &[u8],
+    npy_error: impl Fn(String) -> TensorError,
+) -> Result<Tensor, TensorError> {
+    let mut reader = Cursor::new(bytes);
     let header = Header::from_reader(&mut reader)
         .map_err(|error| npy_error(format!("not a valid .npy file ({error})")))?;
     let data =
@@ -58,6 +67,74 @@ pub fn load_npy(path: &Path) -> Result<Tensor, TensorError> {
 pub fn save_npy(path: &Path, tensor: &Tensor) -> Result<(), TensorError> {
     let standard = tensor.array().as_standard_layout();
     ndarray_npy::write_npy(path, &standard).map_err(|error| io_error(path, "write", &error))
+}
+
+/// Writes named tensors as an `.npz` archive, as `numpy.savez(path, **arrays)` does: a zip of
+/// one C-order float64 `.npy` member per name (`name.npy`), stored uncompressed, in order.
+/// `numpy.load(path)[name]` reads each back. The members' times are the zip format's earliest
+/// (1980-01-01), so an archive's bytes depend only on what it holds.
+pub fn save_npz(path: &Path, arrays: &[(&str, &Tensor)]) -> Result<(), TensorError> {
+    let write_error = |error: &dyn std::fmt::Display| io_error(path, "write", error);
+    let file = fs::File::create(path).map_err(|error| write_error(&error))?;
+    let mut archive = zip::ZipWriter::new(std::io::BufWriter::new(file));
+    let mut member = Vec::new();
+    for &(name, tensor) in arrays {
+        member.clear();
+        let standard = tensor.array().as_standard_layout();
+        ndarray_npy::WriteNpyExt::write_npy(&standard, &mut member)
+            .map_err(|error| write_error(&error))?;
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored)
+            .last_modified_time(zip::DateTime::default())
+            .large_file(member.len() as u64 >= u64::from(u32::MAX));
+        archive.start_file(format!("{name}.npy"), options).map_err(|error| write_error(&error))?;
+        archive.write_all(&member).map_err(|error| write_error(&error))?;
+    }
+    let mut out = archive.finish().map_err(|error| write_error(&error))?;
+    out.flush().map_err(|error| write_error(&error))
+}
+
+/// Reads an `.npz` archive (NumPy's `savez` or `savez_compressed`) as its arrays, each named
+/// as `numpy.load` names it (the member's name without `.npy`), in the archive's order. Each
+/// member is read as [`load_npy`] reads a file; a member larger than the allocation limit
+/// allows is refused before it is read.
+pub fn load_npz(path: &Path) -> Result<Vec<(String, Tensor)>, TensorError> {
+    let file = fs::File::open(path).map_err(|error| io_error(path, "read", &error))?;
+    let npz_error = |reason: String| TensorError::Npy { path: path.to_path_buf(), reason };
+    let mut archive = zip::ZipArchive::new(std::io::BufReader::new(file))
+        .map_err(|error| npz_error(format!("not a valid .npz (zip) archive ({error})")))?;
+    // Room for the largest tensor the limit allows, and a header.
+    let limit = (super::allocation::allocation_limit() as u64).saturating_add(1 << 16);
+    let mut arrays = Vec::with_capacity(archive.len());
+    for index in 0..archive.len() {
+        let mut member = archive
+            .by_index(index)
+            .map_err(|error| npz_error(format!("member {index} cannot be read ({error})")))?;
+        let name = member
+            .name()
+            .map_err(|error| npz_error(format!("member {index} has no valid name ({error})")))?
+            .into_owned();
+        let member_error = |reason: String| TensorError::Npy {
+            path: path.to_path_buf(),
+            reason: format!("member `{name}`: {reason}"),
+        };
+        if member.size() > limit {
+            return Err(member_error(format!(
+                "{} bytes, more than the allocation limit allows",
+                member.size()
+            )));
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(member.size()).unwrap_or(0));
+        member
+            .by_ref()
+            .take(limit)
+            .read_to_end(&mut bytes)
+            .map_err(|error| member_error(format!("cannot be read ({error})")))?;
+        let tensor = decode_npy(&bytes, member_error)?;
+        let name = name.strip_suffix(".npy").unwrap_or(&name).to_owned();
+        arrays.push((name, tensor));
+    }
+    Ok(arrays)
 }
 
 /// Reads a numeric CSV file as a rank-2 tensor `[rows][columns]` (see [`parse_csv`]).
@@ -388,6 +465,114 @@ mod tests {
         assert_eq!(load_csv(&path).unwrap().to_string(), "[[1.0, 2.0]]");
         let error = load_csv(&dir.join("none.csv")).unwrap_err().to_string();
         assert!(error.starts_with("cannot read "), "{error}");
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// The members of a zip archive, by name, as stored.
+    fn members(path: &Path) -> Vec<(String, Vec<u8>)> {
+        let mut archive = zip::ZipArchive::new(fs::File::open(path).unwrap()).unwrap();
+        (0..archive.len())
+            .map(|i| {
+                let mut member = archive.by_index(i).unwrap();
+                let mut bytes = Vec::new();
+                member.read_to_end(&mut bytes).unwrap();
+                (member.name().unwrap().into_owned(), bytes)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn npz_round_trips_named_tensors_in_order() {
+        let dir = scratch("npz");
+        let path = dir.join("net.npz");
+        let w = Tensor::from_vec(&[2, 3], vec![1.0, -2.5, 1e-300, f64::INFINITY, f64::MAX, 0.1])
+            .unwrap();
+        let transposed = super::super::shape::transpose(&w);
+        let b = Tensor::vector(vec![0.5, -0.25]);
+        let scale = Tensor::scalar(7.0);
+        let arrays = [("l1.w", &w), ("l1.b", &b), ("l2.w", &transposed), ("scale", &scale)];
+        save_npz(&path, &arrays).unwrap();
+        let loaded = load_npz(&path).unwrap();
+        let names: Vec<&str> = loaded.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(names, ["l1.w", "l1.b", "l2.w", "scale"]);
+        for ((_, expected), (_, found)) in arrays.iter().zip(&loaded) {
+            assert_eq!(found, *expected);
+        }
+        // Every member is stored, named `NAME.npy`, and is byte for byte the file `save_npy`
+        // writes, which is what `numpy.save` writes (`saved_npy_files_are_numpys`).
+        let stored = members(&path);
+        for ((name, bytes), (expected_name, tensor)) in stored.iter().zip(&arrays) {
+            assert_eq!(name, &format!("{expected_name}.npy"));
+            let single = dir.join("single.npy");
+            save_npy(&single, tensor).unwrap();
+            assert_eq!(bytes, &fs::read(&single).unwrap(), "{name}");
+        }
+        // The same tensors give the same bytes: no time or other state is written.
+        let again = dir.join("again.npz");
+        save_npz(&again, &arrays).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), fs::read(&again).unwrap());
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn saved_npy_files_are_numpys() {
+        // The bytes of numpy.save(f, numpy.array([[1.5, -2.0], [0.25, 3.0]])), NumPy 2.4.6: the
+        // header padded with spaces to 128 bytes, then the float64 elements, little-endian.
+        let mut numpy =
+            b"\x93NUMPY\x01\x00v\x00{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }"
+                .to_vec();
+        numpy.resize(127, b' ');
+        numpy.push(b'\n');
+        numpy.extend_from_slice(&[
+            0, 0, 0, 0, 0, 0, 248, 63, 0, 0, 0, 0, 0, 0, 0, 192, 0, 0, 0, 0, 0, 0, 208, 63, 0, 0,
+            0, 0, 0, 0, 8, 64,
+        ]);
+        let dir = scratch("numpy-bytes");
+        let path = dir.join("x.npy");
+        save_npy(&path, &Tensor::from_vec(&[2, 2], vec![1.5, -2.0, 0.25, 3.0]).unwrap()).unwrap();
+        let ours = fs::read(&path).unwrap();
+        // Byte for byte but for the dictionary's last comma, which NumPy writes and ndarray-npy
+        // does not (`(2, 2), }` against `(2, 2)}` and one more space of padding): the same
+        // header, of the same length, and the same data.
+        let normalized = String::from_utf8_lossy(&numpy[..128]).replace("), }", ")}  ");
+        assert_eq!(ours.len(), numpy.len());
+        assert_eq!(String::from_utf8_lossy(&ours[..128]), normalized);
+        assert_eq!(ours[128..], numpy[128..]);
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn npz_archives_of_numpy_load() {
+        // numpy.savez and numpy.savez_compressed (NumPy 2.4.6) of w = [[1.5, -2],
+        // [0.25, 3], [4, -0.5]] and b = [0.125, -8] as float64, and of n = [1, 2] as int64.
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data");
+        for file in ["numpy_savez.npz", "numpy_savez_compressed.npz"] {
+            let loaded = load_npz(&data.join(file)).unwrap();
+            let shown: Vec<String> =
+                loaded.iter().map(|(name, tensor)| format!("{name} {tensor}")).collect();
+            assert_eq!(
+                shown,
+                ["w [[1.5, -2.0], [0.25, 3.0], [4.0, -0.5]]", "b [0.125, -8.0]", "n [1.0, 2.0]"],
+                "{file}"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_npz_archives_are_refused_with_the_member() {
+        let dir = scratch("bad-npz");
+        let path = dir.join("x.npz");
+        fs::write(&path, b"not a zip").unwrap();
+        let error = load_npz(&path).unwrap_err().to_string();
+        assert!(error.contains("not a valid .npz (zip) archive"), "{error}");
+        let mut archive = zip::ZipWriter::new(fs::File::create(&path).unwrap());
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        archive.start_file("w.npy", options).unwrap();
+        archive.write_all(b"hello").unwrap();
+        archive.finish().unwrap();
+        let error = load_npz(&path).unwrap_err().to_string();
+        assert!(error.contains("member `w.npy`: not a valid .npy file"), "{error}");
         fs::remove_dir_all(dir).unwrap();
     }
 }

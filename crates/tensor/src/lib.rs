@@ -64,7 +64,7 @@ pub use self::gather::{Entry, Gather, PadMode, nonzero, nonzero_indices};
 pub use self::index::{
     Index, MAX_ELEMENT_RANK, Resolver, Subscript, add_at, get, indexed_shape, resolve, set,
 };
-pub use self::io::{load_csv, load_npy, parse_csv, save_npy};
+pub use self::io::{load_csv, load_npy, load_npz, parse_csv, save_npy, save_npz};
 pub use self::labels::{label_positions, one_hot};
 pub use self::linalg::{
     MatrixOrd, cholesky, default_rtol, det, eigh, eigvalsh, inv, lstsq, matrix_norm, pinv, qr,

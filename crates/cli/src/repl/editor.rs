@@ -222,7 +222,7 @@ fn style(tag: HlTag, mods: HlMods) -> Option<&'static str> {
         HlTag::Function | HlTag::BuiltinFunction => "34",
         HlTag::ShapeVariable | HlTag::IndexLabel => "36",
         HlTag::Variable if mods.contains(HlMods::DIFFERENTIABLE) => "4",
-        HlTag::Parameter | HlTag::Variable | HlTag::Operator => return None,
+        HlTag::Parameter | HlTag::Field | HlTag::Variable | HlTag::Operator => return None,
     })
 }
 

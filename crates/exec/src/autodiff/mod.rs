@@ -51,7 +51,7 @@ pub use trace::{
 };
 pub use transform::{
     AdContext, Function, GradcheckConfig, GradcheckElement, GradcheckReport, grad, gradcheck,
-    hessian, jacobian, jvp, program_backward, value_and_grad, vjp,
+    gradcheck_in, hessian, jacobian, jvp, jvp_in, program_backward, value_and_grad, vjp, vjp_in,
 };
 
 pub use op::Rule;

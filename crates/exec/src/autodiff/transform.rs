@@ -328,6 +328,25 @@ where
     C: AdContext<Error = E> + ?Sized,
     E: From<AdError>,
 {
+    pull_back(cx, f, args, wrt, "grad", |y| scalar_seed(y, "grad"))
+}
+
+/// Records `f` at `args` with the arguments `wrt` as leaves of a fresh level, and pulls the seed
+/// that `seed` makes of the result back to each of them in one backward pass (zeros where `f`
+/// does not depend on one): the result, as the levels around the transform see it, and the
+/// pullbacks in the order of `wrt`.
+fn pull_back<C, E>(
+    cx: &mut C,
+    f: &mut Function<'_, C, E>,
+    args: Vec<Value>,
+    wrt: &[usize],
+    transform: &'static str,
+    seed: impl FnOnce(&Value) -> Result<Value, AdError>,
+) -> Result<(Value, Vec<Value>), E>
+where
+    C: AdContext<Error = E> + ?Sized,
+    E: From<AdError>,
+{
     let zeros = wrt
         .iter()
         .map(|&k| match args.get(k) {
@@ -335,17 +354,17 @@ where
             None => Ok(Value::Float(0.0)),
         })
         .collect::<Result<Vec<Value>, AdError>>()?;
-    let mut traced = trace(cx, f, args, wrt, "grad")?;
+    let mut traced = trace(cx, f, args, wrt, transform)?;
     let result = (|| {
-        let seed = scalar_seed(&traced.y, "grad")?;
+        let seed = seed(&traced.y)?;
         let Some(output) = traced.output else { return Ok(vec![None; wrt.len()]) };
         leaf_adjoints(cx, &mut traced, output, seed, Words::GivenBack)
     })();
     let tape = cx.tape();
     tape.recycle(traced.level, traced.records);
     let value = tape.settled(traced.y);
-    let gradients = result?.into_iter().zip(zeros).map(|(g, zeros)| g.unwrap_or(zeros)).collect();
-    Ok((value, gradients))
+    let pulled = result?.into_iter().zip(zeros).map(|(g, zeros)| g.unwrap_or(zeros)).collect();
+    Ok((value, pulled))
 }
 
 /// `vjp(f)(args, cotangent)`: the cotangent (of `f`'s result type) pulled back to the first
@@ -363,6 +382,22 @@ where
     pullback(cx, f, args, 0, cotangent, "vjp")
 }
 
+/// `vjp(f)` with respect to the arguments `wrt` (the leaves of a record parameter): the
+/// cotangent pulled back to each of them, in order, from one recording and one backward pass.
+pub fn vjp_in<C, E>(
+    cx: &mut C,
+    f: &mut Function<'_, C, E>,
+    args: Vec<Value>,
+    wrt: &[usize],
+    cotangent: Value,
+) -> Result<Vec<Value>, E>
+where
+    C: AdContext<Error = E> + ?Sized,
+    E: From<AdError>,
+{
+    pullbacks(cx, f, args, wrt, cotangent, "vjp")
+}
+
 /// `vjp` with respect to parameter `wrt`, named `transform` in errors.
 fn pullback<C, E>(
     cx: &mut C,
@@ -376,18 +411,30 @@ where
     C: AdContext<Error = E> + ?Sized,
     E: From<AdError>,
 {
-    let zeros = match args.get(wrt) {
-        Some(argument) => zeros_like(argument)?,
-        None => Value::Float(0.0),
+    let mut pulled = pullbacks(cx, f, args, &[wrt], cotangent, transform)?;
+    pulled.pop().ok_or_else(|| AdError::internal("a pullback missing").into())
+}
+
+/// `vjp` with respect to the parameters `wrt`, named `transform` in errors: one pullback each
+/// (zeros where `f` does not depend on the parameter).
+fn pullbacks<C, E>(
+    cx: &mut C,
+    f: &mut Function<'_, C, E>,
+    args: Vec<Value>,
+    wrt: &[usize],
+    cotangent: Value,
+    transform: &'static str,
+) -> Result<Vec<Value>, E>
+where
+    C: AdContext<Error = E> + ?Sized,
+    E: From<AdError>,
+{
+    let check = move |y: &Value| {
+        check_tangent(y, &cotangent, transform)?;
+        Ok(cotangent)
     };
-    let mut traced = trace(cx, f, args, &[wrt], transform)?;
-    let result = (|| {
-        check_tangent(&traced.y, &cotangent, transform)?;
-        let Some(output) = traced.output else { return Ok(None) };
-        leaf_adjoint(cx, &mut traced, output, cotangent, Words::GivenBack)
-    })();
-    cx.tape().recycle(traced.level, traced.records);
-    Ok(result?.unwrap_or(zeros))
+    let (_, pulled) = pull_back(cx, f, args, wrt, transform, check)?;
+    Ok(pulled)
 }
 
 /// `jvp(f)(args, tangent)`: the derivative of `f` at `args` along `tangent` (of the first
@@ -403,50 +450,85 @@ where
     C: AdContext<Error = E> + ?Sized,
     E: From<AdError>,
 {
-    if let Some(argument) = args.first() {
-        check_tangent(argument, &tangent, "jvp")?;
+    jvp_in(cx, f, args, &[0], vec![tangent])
+}
+
+/// `jvp(f)` along the tangents `tangents` of the arguments `wrt` (the leaves of a record
+/// parameter), one each: the sum of the derivatives along each. The transposed `vjp` gives each
+/// argument's `J_i^T u` from one recording; the pass back to `u` is seeded with each tangent in
+/// turn, and the results add up.
+pub fn jvp_in<C, E>(
+    cx: &mut C,
+    f: &mut Function<'_, C, E>,
+    args: Vec<Value>,
+    wrt: &[usize],
+    tangents: Vec<Value>,
+) -> Result<Value, E>
+where
+    C: AdContext<Error = E> + ?Sized,
+    E: From<AdError>,
+{
+    if tangents.len() != wrt.len() {
+        return Err(AdError::internal("a jvp without a tangent for each argument").into());
+    }
+    for (&k, tangent) in wrt.iter().zip(&tangents) {
+        if let Some(argument) = args.get(k) {
+            check_tangent(argument, tangent, "jvp")?;
+        }
     }
     let outer = cx.tape().open_level()?;
-    let inner = jvp_transposed(cx, f, args, outer);
+    let inner = jvp_transposed(cx, f, args, wrt, outer);
     let mut records = cx.tape().close_level(outer)?;
     let (transposed, zeros) = inner?;
     let result = (|| {
-        let Some(output) = transposed else { return Ok(None) };
-        let mut adjoints = Adjoints::default();
-        let result = run_pass(
-            cx,
-            outer,
-            &mut records,
-            output,
-            tangent.into(),
-            (Keep::Leaves, Words::GivenBack),
-            &mut adjoints,
-        );
-        // The cotangent leaf is the first record of the outer level.
-        let adjoint = adjoints.take(0);
-        cx.tape().give_store(adjoints);
-        result?;
-        Ok::<_, E>(adjoint.map(Adjoint::into_value).transpose()?)
+        let mut sum: Option<Value> = None;
+        let last = transposed.iter().rposition(Option::is_some);
+        for (i, (output, tangent)) in transposed.iter().zip(tangents).enumerate() {
+            let Some(output) = *output else { continue };
+            let words = if Some(i) == last { Words::GivenBack } else { Words::Kept };
+            let mut adjoints = Adjoints::default();
+            let result = run_pass(
+                cx,
+                outer,
+                &mut records,
+                output,
+                tangent.into(),
+                (Keep::Leaves, words),
+                &mut adjoints,
+            );
+            // The cotangent leaf is the first record of the outer level.
+            let adjoint = adjoints.take(0);
+            cx.tape().give_store(adjoints);
+            result?;
+            if let Some(adjoint) = adjoint.map(Adjoint::into_value).transpose()? {
+                sum = Some(match sum {
+                    None => adjoint,
+                    Some(sum) => ops::add(cx.tape(), sum, adjoint)?,
+                });
+            }
+        }
+        Ok::<_, E>(sum)
     })();
     cx.tape().recycle(outer, records);
     Ok(result?.unwrap_or(zeros))
 }
 
-/// The first half of [`jvp`], with level `outer` open: records `f`, then its backward pass seeded
-/// with a leaf `u` of `outer`, and returns the node of `J^T u` on `outer` (if `f` depends on its
-/// argument at all) and zeros of `f`'s result type.
+/// The first half of [`jvp_in`], with level `outer` open: records `f`, then its backward pass
+/// seeded with a leaf `u` of `outer`, and returns the node of each argument's `J_i^T u` on
+/// `outer` (if `f` depends on the argument at all) and zeros of `f`'s result type.
 fn jvp_transposed<C, E>(
     cx: &mut C,
     f: &mut Function<'_, C, E>,
     args: Vec<Value>,
+    wrt: &[usize],
     outer: usize,
-) -> Result<(Option<usize>, Value), E>
+) -> Result<(Vec<Option<usize>>, Value), E>
 where
     C: AdContext<Error = E> + ?Sized,
     E: From<AdError>,
 {
-    let mut traced = trace(cx, f, args, &[0], "jvp")?;
-    let result = (|| -> Result<(Option<usize>, Value), E> {
+    let mut traced = trace(cx, f, args, wrt, "jvp")?;
+    let result = (|| -> Result<(Vec<Option<usize>>, Value), E> {
         let zeros = zeros_like(&traced.y)?;
         if !traced.y.is_differentiable() {
             let found = traced.y.type_name();
@@ -454,14 +536,19 @@ where
                 AdError::from(AdErrorKind::NotScalarOutput { transform: "jvp", found }).into()
             );
         }
-        let Some(output) = traced.output else { return Ok((None, zeros)) };
+        let Some(output) = traced.output else { return Ok((vec![None; wrt.len()], zeros)) };
         let tape = cx.tape();
         let cotangent = tape.transform_leaf(outer, zeros.clone())?;
         if tape.top_index(&cotangent, outer) != Some(0) {
             return Err(AdError::internal("the jvp cotangent is not its level's first").into());
         }
-        let transposed = leaf_adjoint(cx, &mut traced, output, cotangent, Words::GivenBack)?;
-        Ok((transposed.and_then(|value| cx.tape().top_index(&value, outer)), zeros))
+        let transposed = leaf_adjoints(cx, &mut traced, output, cotangent, Words::GivenBack)?;
+        let tape = cx.tape();
+        let nodes = transposed
+            .into_iter()
+            .map(|value| value.and_then(|value| tape.top_index(&value, outer)))
+            .collect();
+        Ok((nodes, zeros))
     })();
     cx.tape().recycle(traced.level, traced.records);
     result
@@ -573,7 +660,10 @@ impl Default for GradcheckConfig {
 /// One element's comparison.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GradcheckElement {
-    /// The element's position in the first argument (empty for a float).
+    /// Which of the checked arguments the element is in (its position among them: 0 but for
+    /// the leaves of a record).
+    pub argument: usize,
+    /// The element's position in that argument (empty for a float).
     pub index: Vec<usize>,
     pub analytic: f64,
     pub numeric: f64,
@@ -619,44 +709,64 @@ where
     C: AdContext<Error = E> + ?Sized,
     E: From<AdError>,
 {
+    gradcheck_in(cx, f, args, &[0], config)
+}
+
+/// [`gradcheck`] with respect to the arguments `wrt` (the leaves of a record parameter): every
+/// element of each, the gradients from one recording.
+pub fn gradcheck_in<C, E>(
+    cx: &mut C,
+    f: &mut Function<'_, C, E>,
+    args: Vec<Value>,
+    wrt: &[usize],
+    config: GradcheckConfig,
+) -> Result<GradcheckReport, E>
+where
+    C: AdContext<Error = E> + ?Sized,
+    E: From<AdError>,
+{
     let args: Vec<Value> = args.iter().map(Value::detach).collect();
-    let Some(first) = args.first().cloned() else {
+    if wrt.is_empty() || wrt.iter().any(|&k| k >= args.len()) {
         let reason = "the function takes no parameter to check".to_owned();
         return Err(AdError::from(AdErrorKind::Argument { transform: "gradcheck", reason }).into());
-    };
-    let analytic = grad(cx, f, args.clone(), 0)?;
-    let analytic = flatten(&analytic);
-    let point = flatten(&first);
-    let shape = first.shape().to_vec();
+    }
+    let (_, analytic) = value_and_grad(cx, f, args.clone(), wrt)?;
     let mut report = GradcheckReport { passed: true, checked: 0, worst: None };
-    for (position, (&x, &analytic)) in point.iter().zip(&analytic).enumerate() {
-        let step = f64::EPSILON.cbrt() * x.abs().max(1.0);
-        let mut evaluate = |offset: f64| -> Result<f64, E> {
-            let mut moved = point.clone();
-            moved[position] = x + offset;
-            let mut shifted = args.clone();
-            shifted[0] = match first.is_tensor() {
-                true => Value::tensor(Tensor::from_vec(&shape, moved).map_err(AdError::from)?),
-                false => Value::Float(moved[0]),
+    for (argument, (&k, analytic)) in wrt.iter().zip(&analytic).enumerate() {
+        let checked = args[k].clone();
+        let analytic = flatten(analytic);
+        let point = flatten(&checked);
+        let shape = checked.shape().to_vec();
+        for (position, (&x, &analytic)) in point.iter().zip(&analytic).enumerate() {
+            let step = f64::EPSILON.cbrt() * x.abs().max(1.0);
+            let mut evaluate = |offset: f64| -> Result<f64, E> {
+                let mut moved = point.clone();
+                moved[position] = x + offset;
+                let mut shifted = args.clone();
+                shifted[k] = match checked.is_tensor() {
+                    true => Value::tensor(Tensor::from_vec(&shape, moved).map_err(AdError::from)?),
+                    false => Value::Float(moved[0]),
+                };
+                let y = f(cx, shifted)?;
+                scalar_seed(&y, "gradcheck")?;
+                Ok(flatten(&y).first().copied().unwrap_or(f64::NAN))
             };
-            let y = f(cx, shifted)?;
-            scalar_seed(&y, "gradcheck")?;
-            Ok(flatten(&y).first().copied().unwrap_or(f64::NAN))
-        };
-        let forward = evaluate(step)?;
-        let backward = evaluate(-step)?;
-        let numeric = (forward - backward) / (2.0 * step);
-        let element = GradcheckElement {
-            index: unravel(position, &shape),
-            analytic,
-            numeric,
-            tolerance: config.atol + config.rtol * numeric.abs(),
-        };
-        report.checked += 1;
-        report.passed &= element.passed();
-        let worse = report.worst.as_ref().is_none_or(|worst| element.ratio() > worst.ratio());
-        if worse {
-            report.worst = Some(element);
+            let forward = evaluate(step)?;
+            let backward = evaluate(-step)?;
+            let numeric = (forward - backward) / (2.0 * step);
+            let element = GradcheckElement {
+                argument,
+                index: unravel(position, &shape),
+                analytic,
+                numeric,
+                tolerance: config.atol + config.rtol * numeric.abs(),
+            };
+            report.checked += 1;
+            report.passed &= element.passed();
+            let worse = report.worst.as_ref().is_none_or(|worst| element.ratio() > worst.ratio());
+            if worse {
+                report.worst = Some(element);
+            }
         }
     }
     Ok(report)

@@ -18,8 +18,9 @@ use tensor::{self, ShapeText, Tensor};
 use super::Machine;
 
 impl Machine<'_, '_> {
-    /// The numbers a picture draws: a tensor's, or a number's as a rank-0 tensor.
-    fn picture_data(&self, base: usize, operand: Operand) -> Tensor {
+    /// A value's numbers as a tensor: a tensor's, or a number's as a rank-0 tensor (what a
+    /// picture draws and `save` writes).
+    fn tensor_data(&self, base: usize, operand: Operand) -> Tensor {
         let x = &self.stack[base + operand.slot() as usize];
         match x.primal() {
             Primal::Tensor(tensor) => tensor.clone(),
@@ -259,24 +260,30 @@ impl Machine<'_, '_> {
                 Value::tensor(tensor)
             }
             BuiltinCall::Save { x, path } => {
-                let x = &self.stack[base + x.slot() as usize];
-                let tensor = match x.primal() {
-                    Primal::Tensor(tensor) => tensor.clone(),
-                    _ => Tensor::scalar(x.as_f64().unwrap_or(0.0)),
-                };
-                tensor::save_npy(path, &tensor)?;
+                tensor::save_npy(path, &self.tensor_data(base, *x))?;
                 Value::Int(0)
+            }
+            BuiltinCall::SaveNpz { leaves, path } => {
+                let tensors: Vec<Tensor> =
+                    leaves.iter().map(|&(_, x)| self.tensor_data(base, x)).collect();
+                let named: Vec<(&str, &Tensor)> =
+                    leaves.iter().zip(&tensors).map(|((name, _), t)| (&**name, t)).collect();
+                tensor::save_npz(path, &named)?;
+                Value::Int(0)
+            }
+            BuiltinCall::LoadNpz { .. } => {
+                return Err(RuntimeError::internal("a record loaded as one value"));
             }
             BuiltinCall::Chart { path, chart, labels } => {
                 let (x, y, bins) = match *chart {
-                    ChartArgs::Lines(y) => (self.picture_data(base, y), Tensor::scalar(0.0), 0),
+                    ChartArgs::Lines(y) => (self.tensor_data(base, y), Tensor::scalar(0.0), 0),
                     ChartArgs::Scatter(x, y) => {
-                        (self.picture_data(base, x), self.picture_data(base, y), 0)
+                        (self.tensor_data(base, x), self.tensor_data(base, y), 0)
                     }
                     ChartArgs::Histogram { x, bins } => {
                         let bins = self.int_at(base, bins)?;
                         let bins = usize::try_from(bins).map_err(|_| plot::bins_error(bins))?;
-                        (self.picture_data(base, x), Tensor::scalar(0.0), bins)
+                        (self.tensor_data(base, x), Tensor::scalar(0.0), bins)
                     }
                 };
                 let drawn = match chart {
@@ -288,7 +295,7 @@ impl Machine<'_, '_> {
                 Value::Int(0)
             }
             BuiltinCall::SaveImage { x, path } => {
-                plot::save_image(path, &self.picture_data(base, *x))?;
+                plot::save_image(path, &self.tensor_data(base, *x))?;
                 Value::Int(0)
             }
             BuiltinCall::Backward { y, text } => {
@@ -348,22 +355,20 @@ impl Machine<'_, '_> {
                 }
                 Value::Int(0)
             }
-            BuiltinCall::Gradcheck { callable, name, args } => {
+            BuiltinCall::Gradcheck { callable, name, args, checked } => {
                 let values: Vec<Value> = args.iter().map(|&a| self.fetch(base, a)).collect();
-                let report = self.gradcheck(*callable, values)?;
+                let report = self.gradcheck(*callable, values, checked.len())?;
                 if !report.passed {
                     let detail = match &report.worst {
                         Some(worst) => {
-                            let at = match worst.index.is_empty() {
-                                true => String::new(),
-                                false => format!(
-                                    " at element {}",
-                                    worst
-                                        .index
-                                        .iter()
-                                        .map(|i| format!("[{i}]"))
-                                        .collect::<String>()
-                                ),
+                            let field = checked.get(worst.argument).map_or("", |name| &**name);
+                            let index: String =
+                                worst.index.iter().map(|i| format!("[{i}]")).collect();
+                            let at = match (field.is_empty(), index.is_empty()) {
+                                (true, true) => String::new(),
+                                (true, false) => format!(" at element {index}"),
+                                (false, true) => format!(" in field `{field}`"),
+                                (false, false) => format!(" at element {index} of field `{field}`"),
                             };
                             format!(
                                 "{at}: the gradient is {} but central differences give {} (tolerance {})",
@@ -514,6 +519,50 @@ impl Machine<'_, '_> {
 /// element by element after broadcasting (as the checker allows), so a tensor equals a number
 /// when every element does. For tensors the message counts the elements that differ, and notes
 /// give the first of them and the one with the largest difference.
+/// `load(path)` of a record: the `.npz` archive's array for each of the record's leaves, by
+/// dotted name (`true` for a tensor leaf, `false` for a float, a rank-0 array). The archive must
+/// hold exactly these names (R0400 otherwise); the shapes of the tensor leaves are checked
+/// against the record's type after, as any record value's are.
+pub(super) fn load_record(
+    path: &std::path::Path,
+    leaves: &[(Box<str>, bool)],
+) -> Result<Vec<Value>, RuntimeError> {
+    let mut arrays = tensor::load_npz(path)?;
+    let refuse = |reason: String| tensor::TensorError::Npy { path: path.to_path_buf(), reason };
+    let held = |arrays: &[(String, Tensor)]| {
+        let names: Vec<String> = arrays.iter().map(|(name, _)| format!("`{name}`")).collect();
+        match names.is_empty() {
+            true => "it holds no array".to_owned(),
+            false => format!("it holds {}", names.join(", ")),
+        }
+    };
+    let mut values = Vec::with_capacity(leaves.len());
+    for (name, is_tensor) in leaves {
+        let Some(position) = arrays.iter().position(|(held, _)| held == &**name) else {
+            let reason =
+                format!("the record's field `{name}` has no array of that name: {}", held(&arrays));
+            return Err(refuse(reason).into());
+        };
+        let (_, array) = arrays.remove(position);
+        values.push(match is_tensor {
+            true => Value::tensor(array),
+            false if array.shape().is_empty() => Value::Float(array.to_vec()[0]),
+            false => {
+                let reason = format!(
+                    "the record's field `{name}` is a float, a rank-0 array, but the array is {}",
+                    ShapeText(array.shape())
+                );
+                return Err(refuse(reason).into());
+            }
+        });
+    }
+    if !arrays.is_empty() {
+        let reason = format!("{} besides the record's fields", held(&arrays));
+        return Err(refuse(reason).into());
+    }
+    Ok(values)
+}
+
 fn equality_failure(a: &Value, b: &Value, text: &str) -> Option<RuntimeError> {
     let as_tensor = |v: &Value| match v.primal() {
         Primal::Tensor(tensor) => Some(tensor.clone()),

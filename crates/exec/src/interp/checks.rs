@@ -266,6 +266,9 @@ impl Machine<'_, '_> {
             CheckContext::Return { function } => {
                 format!("`{function}` returns {declared}, but this value is {found}{with}")
             }
+            CheckContext::Literal { record } => {
+                format!("in this `{record}`, the value {found} does not fit {declared}{with}")
+            }
         }
     }
 

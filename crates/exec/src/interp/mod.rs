@@ -1769,8 +1769,16 @@ impl<'p, 'o> Machine<'p, 'o> {
             }
             Instr::Builtin { dst, call } => {
                 self.mark_resume(pc);
-                if let BuiltinCall::LibraryTuple { builtin, args, results } = &**call {
-                    let values = self.library_tuple(base, *builtin, args, *results)?;
+                let values = match &**call {
+                    BuiltinCall::LibraryTuple { builtin, args, results } => {
+                        Some(self.library_tuple(base, *builtin, args, *results)?)
+                    }
+                    BuiltinCall::LoadNpz { path, leaves } => {
+                        Some(builtins::load_record(path, leaves)?)
+                    }
+                    _ => None,
+                };
+                if let Some(values) = values {
                     for (i, value) in (0..).zip(values) {
                         self.set(base, *dst + i, value);
                     }
@@ -1846,6 +1854,27 @@ impl<'p, 'o> Machine<'p, 'o> {
                 self.call_map(batched, *inner, *results as usize, args)
             }
             Some(Callable::Unit(unit)) => self.invoke_results(*unit, args),
+            // With respect to a record: a pullback for each of its leaves; the Jacobian of a
+            // float, its gradient.
+            Some(Callable::Transform { op: TransformOp::Vjp, wrt, inner }) if wrt.len() > 1 => {
+                let inner = *inner;
+                let mut args = args;
+                let Some(cotangent) = args.pop() else {
+                    return Err(RuntimeError::internal("a vjp without its cotangent"));
+                };
+                self.in_transform(|machine| {
+                    autodiff::vjp_in(machine, &mut Self::callback(inner), args, wrt, cotangent)
+                })
+            }
+            Some(Callable::Transform { op: TransformOp::Jacobian, wrt, inner })
+                if wrt.len() > 1 =>
+            {
+                let inner = *inner;
+                let (_, gradients) = self.in_transform(|machine| {
+                    autodiff::value_and_grad(machine, &mut Self::callback(inner), args, wrt)
+                })?;
+                Ok(gradients)
+            }
             _ => Ok(vec![self.call_callable(callable, args)?]),
         }
     }
@@ -1961,6 +1990,13 @@ impl<'p, 'o> Machine<'p, 'o> {
                     _ => Err(RuntimeError::internal("a tuple of results as one value")),
                 };
             }
+            // Along a tangent of each leaf of a record.
+            Callable::Transform { op: TransformOp::Jvp, ref wrt, inner } if wrt.len() > 1 => {
+                let tangents = args.split_off(args.len().saturating_sub(wrt.len()));
+                return self.in_transform(|machine| {
+                    autodiff::jvp_in(machine, &mut Self::callback(inner), args, wrt, tangents)
+                });
+            }
             Callable::Transform { op, ref wrt, inner } => match **wrt {
                 [wrt] if op != TransformOp::ValueAndGrad => (op, wrt, inner),
                 _ => return Err(RuntimeError::internal("a tuple of derivatives as one value")),
@@ -2071,16 +2107,18 @@ impl<'p, 'o> Machine<'p, 'o> {
     }
 
     /// `gradcheck(f, args...)` for the function of `callable` (its rule's derivative when it
-    /// has one).
+    /// has one), in its first `checked` arguments (the leaves of its first parameter).
     fn gradcheck(
         &mut self,
         callable: u32,
         args: Vec<Value>,
+        checked: usize,
     ) -> Result<autodiff::GradcheckReport, RuntimeError> {
         let mut f = move |machine: &mut Machine<'p, 'o>, args: Vec<Value>| {
             machine.call_callable(callable, args)
         };
-        autodiff::gradcheck(self, &mut f, args, autodiff::GradcheckConfig::default())
+        let wrt: Vec<usize> = (0..checked.max(1)).collect();
+        autodiff::gradcheck_in(self, &mut f, args, &wrt, autodiff::GradcheckConfig::default())
     }
 
     /// Tells the tape the site of the instruction at `pc` of the current frame, in a traced run.

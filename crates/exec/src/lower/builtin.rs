@@ -239,9 +239,31 @@ impl UnitLowerer<'_, '_> {
                     BuiltinCall::PrintOptions(PrintOptionsArgs::Values(values.into_boxed_slice()))
                 }
             },
+            B::Load if matches!(self.ty(expr), Ty::Record(_)) => {
+                // A record, where one is expected: the checker gave the call the record's type.
+                let ty = self.ty(expr);
+                let path = self.path(arg(0)?)?;
+                let leaves: Box<[(Box<str>, bool)]> = hir::leaves(self.db(), &ty)
+                    .into_iter()
+                    .map(|leaf| (leaf.dotted().into_boxed_str(), leaf.ty.is_tensor()))
+                    .collect();
+                let first = self.temps(self.width(&ty));
+                let call = Box::new(BuiltinCall::LoadNpz { path, leaves });
+                self.emit(Instr::Builtin { dst: first, call }, span);
+                return Ok(Operand::take(first));
+            }
             B::Load | B::LoadCsv => {
                 let path = self.path(arg(0)?)?;
                 BuiltinCall::Load { path, csv: builtin == B::LoadCsv }
+            }
+            B::Save if matches!(self.ty(arg(0)?), Ty::Record(_)) => {
+                let ty = self.ty(arg(0)?);
+                let first = self.expr(arg(0)?, Dest::Any)?;
+                let names = hir::leaves(self.db(), &ty).into_iter().map(|leaf| leaf.dotted());
+                let operands = self.leaf_operands(first, &ty);
+                let leaves = names.map(String::into_boxed_str).zip(operands).collect();
+                let path = self.path(arg(1)?)?;
+                BuiltinCall::SaveNpz { leaves, path }
             }
             B::Save => {
                 let x = self.expr(arg(0)?, Dest::Any)?;
@@ -330,10 +352,14 @@ impl UnitLowerer<'_, '_> {
                 let params: Vec<Ty> =
                     signature.params.iter().map(|p| hir::ty_of_ref(&p.ty)).collect();
                 let operands = self.arguments(args.get(1..).unwrap_or_default(), &params)?;
+                let first = params.first().cloned().unwrap_or(Ty::Error);
+                let checked =
+                    hir::leaves(self.db(), &first).iter().map(|l| l.dotted().into()).collect();
                 BuiltinCall::Gradcheck {
                     callable,
                     name: signature.name.as_str().into(),
                     args: operands,
+                    checked,
                 }
             }
             B::Einsum => {

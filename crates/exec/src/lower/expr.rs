@@ -849,12 +849,8 @@ impl UnitLowerer<'_, '_> {
                         result_ty
                     }
                 };
-                match is_field {
-                    true => {
-                        self.check_field_assigned(target, slot, &target_ty, &result_ty, span)?
-                    }
-                    false => self.check_assigned(local, slot, &target_ty, &result_ty, span)?,
-                }
+                let variable = (!is_field).then_some(local);
+                self.check_assigned(target, variable, slot, (&target_ty, &result_ty), span)?;
                 Ok(Operand::copy(slot))
             }
             Expr::Index { .. } => {
@@ -945,49 +941,36 @@ impl UnitLowerer<'_, '_> {
         Ok(slot)
     }
 
-    /// Checks a value just stored in a tensor variable against its declared shape, unless the
-    /// checker proved it.
+    /// Checks a value of type `value` just stored in `target` (the tensor variable `variable`,
+    /// or a field of a record) against the shape it is declared with, unless the checker proved
+    /// it: a variable's as written (or inferred from its initializer), a field's as the
+    /// record's sizes give it.
     fn check_assigned(
         &mut self,
-        local: hir::LocalId,
-        slot: Slot,
-        declared: &Ty,
-        value: &Ty,
-        span: RelSpan,
-    ) -> Result<()> {
-        if !declared.is_tensor() || shape_proven(declared, value) {
-            return Ok(());
-        }
-        let Some((dims, vars)) = self.declared_dims(local, declared)? else { return Ok(()) };
-        let check = self.add_check(ShapeCheck {
-            context: CheckContext::Assign { name: self.body.locals[local].name.to_string() },
-            declared: declared_text(&self.body.locals[local].ty, declared),
-            vars,
-            dims,
-            ranked: true,
-        });
-        self.emit(Instr::CheckShape { slot, check }, span);
-        Ok(())
-    }
-
-    /// Checks a value just stored in a tensor field against the field's shape, unless the
-    /// checker proved it.
-    fn check_field_assigned(
-        &mut self,
         target: ExprId,
+        variable: Option<hir::LocalId>,
         slot: Slot,
-        declared: &Ty,
-        value: &Ty,
+        (declared, value): (&Ty, &Ty),
         span: RelSpan,
     ) -> Result<()> {
         if !declared.is_tensor() || shape_proven(declared, value) {
             return Ok(());
         }
-        let Some((dims, vars)) = self.ty_dims(declared)? else { return Ok(()) };
-        let name = self.source_text(self.span_of(target));
+        let (dims, text, name) = match variable {
+            Some(local) => {
+                let data = &self.body.locals[local];
+                let (text, name) = (declared_text(&data.ty, declared), data.name.to_string());
+                (self.declared_dims(local, declared)?, text, name)
+            }
+            None => {
+                let name = self.source_text(self.span_of(target));
+                (self.ty_dims(declared)?, declared.to_string(), name)
+            }
+        };
+        let Some((dims, vars)) = dims else { return Ok(()) };
         let check = self.add_check(ShapeCheck {
             context: CheckContext::Assign { name },
-            declared: declared.to_string(),
+            declared: text,
             vars,
             dims,
             ranked: true,
@@ -1022,7 +1005,7 @@ impl UnitLowerer<'_, '_> {
         };
         let name = self.source_text(self.span_of(target));
         let context = CheckContext::Assign { name };
-        self.check_record(slot, &target_ty, Some(&value_ty), &|_| false, context, span)?;
+        self.check_record(slot, &target_ty, Some(&value_ty), &|_| false, context, &|_| span)?;
         Ok(Operand::copy(slot))
     }
 

@@ -122,12 +122,19 @@ fn lower(db: &dyn Db, main: SourceFile, options: Options, entry: Option<Entry>) 
             let is_constant =
                 data.qualifier == Some(Qualifier::Cns) || data.kind == LocalKind::ShapeVar;
             if data.scope_depth == 0 && is_constant {
+                // A record constant takes a global for each of its leaves.
                 builder.globals.insert((top, local), builder.n_globals);
-                builder.global_names.push(data.name.to_string());
-                builder.n_globals += 1;
-                if let Some(entry) = &mut builder.entry {
-                    let in_entry = file == main && entry.declared_in_entry(db, top, local);
-                    entry.global_files.push((file, in_entry));
+                let ty = hir::infer(db, top).type_of_local(local);
+                let in_entry = builder
+                    .entry
+                    .as_ref()
+                    .map(|entry| file == main && entry.declared_in_entry(db, top, local));
+                for name in leaf_names(db, &data.name, ty) {
+                    builder.global_names.push(name);
+                    builder.n_globals += 1;
+                    if let (Some(entry), Some(in_entry)) = (&mut builder.entry, in_entry) {
+                        entry.global_files.push((file, in_entry));
+                    }
                 }
             } else if data.scope_depth == 0
                 && data.kind == LocalKind::Variable
@@ -139,12 +146,8 @@ fn lower(db: &dyn Db, main: SourceFile, options: Options, entry: Option<Entry>) 
                 let in_entry = entry.declared_in_entry(db, top, local);
                 entry.homes.push((local, builder.n_globals, in_entry));
                 let ty = hir::infer(db, top).type_of_local(local);
-                for leaf in hir::leaves(db, ty) {
+                for name in leaf_names(db, &data.name, ty) {
                     entry.global_files.push((file, in_entry));
-                    let name = match leaf.path.is_empty() {
-                        true => data.name.to_string(),
-                        false => format!("{}.{}", data.name, leaf.dotted()),
-                    };
                     builder.global_names.push(name);
                     builder.n_globals += 1;
                 }
@@ -334,6 +337,7 @@ impl ProgramBuilder<'_> {
             loops: Vec::new(),
             function_name: name.clone(),
             snapshot: false,
+            struct_sizes: FxHashMap::default(),
         };
         let prologue_end = match def.kind(db) {
             DefKind::Function => lowerer.prologue()?,
@@ -429,6 +433,18 @@ impl ProgramBuilder<'_> {
     }
 }
 
+/// The names of the globals of a top-level variable `name` of type `ty`: `name`, or for a record
+/// one per leaf, `net.l1.w`.
+fn leaf_names(db: &dyn Db, name: &str, ty: &Ty) -> Vec<String> {
+    hir::leaves(db, ty)
+        .into_iter()
+        .map(|leaf| match leaf.path.is_empty() {
+            true => name.to_owned(),
+            false => format!("{name}.{}", leaf.dotted()),
+        })
+        .collect()
+}
+
 /// Where a local lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Place {
@@ -473,6 +489,9 @@ struct UnitLowerer<'a, 'db> {
     /// variable between its read and its use: variables are then read into temporaries, so that
     /// operands are evaluated left to right.
     snapshot: bool,
+    /// The size parameters of a `struct` whose literal is being checked, in temporaries of this
+    /// unit (see `record_literal`).
+    struct_sizes: FxHashMap<SizeVar, Slot>,
 }
 
 impl<'db> UnitLowerer<'_, 'db> {
@@ -631,6 +650,9 @@ impl<'db> UnitLowerer<'_, 'db> {
     /// Where the value of a size variable lives: a slot of this unit, or a global (a top-level
     /// shape variable or constant, which `hir` resolved to its file's top-level body).
     fn size_place(&self, var: &SizeVar) -> Result<SizePlace> {
+        if let Some(&slot) = self.struct_sizes.get(var) {
+            return Ok(SizePlace::Slot(slot));
+        }
         if var.def == self.def {
             return Ok(match self.place_of(var.local)? {
                 Place::Slot(slot) => SizePlace::Slot(slot),

@@ -254,15 +254,29 @@ impl UnitLowerer<'_, '_> {
         }
     }
 
-    /// A record variable read as a value: its slots, refreshed when it is `var`.
+    /// A record variable read as a value: its slots, refreshed when it is `var`; a record
+    /// constant's globals, one per leaf, loaded into temporaries.
     fn record_name(&mut self, expr: ExprId) -> Result<Operand> {
         let span = self.span_of(expr);
-        let Some(Resolution::Local(local)) = self.infer.resolution(expr) else {
-            return Err(self.internal("a record that is not a local", span));
+        let ty = self.ty(expr);
+        let global = match self.infer.resolution(expr) {
+            Some(Resolution::Local(local)) => match self.place_of(local)? {
+                Place::Slot(slot) => return Ok(self.record_local(local, slot, span)),
+                Place::Global(global) => global,
+            },
+            Some(Resolution::Global { def, local }) => self.global_of(def, local)?,
+            _ => return Err(self.internal("a record that is not a variable", span)),
         };
-        let Place::Slot(slot) = self.place_of(local)? else {
-            return Err(self.internal("a record in a global", span));
-        };
+        let width = self.width(&ty);
+        let first = self.temps(width);
+        for i in 0..width {
+            self.emit(Instr::LoadGlobal { dst: first + i, global: global + i }, span);
+        }
+        Ok(Operand::take(first))
+    }
+
+    /// A record variable in `slot..`, read as a value.
+    fn record_local(&mut self, local: hir::LocalId, slot: Slot, span: RelSpan) -> Operand {
         let ty = self.infer.type_of_local(local).clone();
         self.refresh_leaves(local, slot, &ty, span);
         if self.snapshot {
@@ -271,9 +285,9 @@ impl UnitLowerer<'_, '_> {
             for i in 0..width {
                 self.emit(Instr::Copy { dst: copy + i, src: Operand::copy(slot + i) }, span);
             }
-            return Ok(Operand::take(copy));
+            return Operand::take(copy);
         }
-        Ok(Operand::copy(slot))
+        Operand::copy(slot)
     }
 
     /// A `var` record's differentiable leaves in `slot..`, refreshed before they are read.
@@ -355,14 +369,59 @@ impl UnitLowerer<'_, '_> {
         };
         let ty = Ty::Record(record.clone());
         let first = self.temps(self.width(&ty));
+        let mut unproven = false;
         for init in fields {
             let (offset, field) = hir::field_offset(self.db(), &record, &init.name)
                 .ok_or_else(|| self.internal("a field the record does not have", span))?;
             let slot = first + offset as u32;
             let value = self.value_as(init.value, &field.ty, Dest::Slot(slot), Some(span))?;
             self.place_value_in(value, &field.ty, Dest::Slot(slot), span);
+            unproven |= !self.leaves_proven(&field.ty, &self.ty(init.value));
+        }
+        if unproven {
+            self.check_literal(first, &record, fields, span)?;
         }
         Ok(Operand::take(first))
+    }
+
+    /// Checks the fields of a literal whose values' shapes the checker did not know against the
+    /// `struct`'s fields, binding its size parameters (in temporaries) from the first extent that
+    /// gives each, as a call binds a function's shape variables: `Linear { w: a, b: c }` with `w`
+    /// of 2x3 values and `c` of 4 fails at `c` (R0102).
+    fn check_literal(
+        &mut self,
+        first: Slot,
+        record: &hir::RecordTy,
+        fields: &[FieldInit],
+        span: RelSpan,
+    ) -> Result<()> {
+        let db = self.db();
+        let generic = hir::generic_record(db, record.def);
+        let params = hir::size_params(db, record.def);
+        for var in &params {
+            let slot = self.temp();
+            self.struct_sizes.insert(var.clone(), slot);
+        }
+        // The span of the value given for the field that holds each leaf.
+        let spans: Vec<RelSpan> = hir::record_fields(db, &generic)
+            .iter()
+            .flat_map(|field| {
+                let value = fields.iter().find(|init| init.name == field.name);
+                let at = value.map_or(span, |init| self.span_of(init.value));
+                std::iter::repeat_n(at, hir::width(db, &field.ty))
+            })
+            .collect();
+        let context = CheckContext::Literal { record: record.name.to_string() };
+        let def = record.def;
+        let generic = Ty::Record(std::sync::Arc::new(generic));
+        let result =
+            self.check_record(first, &generic, None, &|var| var.def == def, context, &|leaf| {
+                spans.get(leaf).copied().unwrap_or(span)
+            });
+        for var in &params {
+            self.struct_sizes.remove(var);
+        }
+        result
     }
 
     /// An element-wise built-in (`sqrt(v)`) of a record: on each leaf.
@@ -455,9 +514,23 @@ impl UnitLowerer<'_, '_> {
         }
     }
 
+    /// Whether the checker proved that a value of type `value` has the shapes of type
+    /// `declared`, leaf by leaf, in sizes that need no check of their own.
+    fn leaves_proven(&self, declared: &Ty, value: &Ty) -> bool {
+        let (declared, value) = (hir::leaves(self.db(), declared), hir::leaves(self.db(), value));
+        declared.len() == value.len()
+            && declared.iter().zip(&value).all(|(d, v)| {
+                let valid =
+                    d.ty.shape()
+                        .and_then(hir::Shape::dims)
+                        .is_none_or(|dims| dims.iter().all(hir::Dim::is_always_valid));
+                valid && super::shape_proven(&d.ty, &v.ty)
+            })
+    }
+
     /// Checks the tensor leaves of a record in `slot..` against the shapes of type `declared`
-    /// (binding the variables `fresh` says are theirs), unless the checker proved the value's
-    /// type `value` has them.
+    /// (binding the variables `fresh` says are theirs), the check of leaf `i` at `span_of(i)`,
+    /// unless the checker proved the value's type `value` has them.
     pub(super) fn check_record(
         &mut self,
         slot: Slot,
@@ -465,22 +538,11 @@ impl UnitLowerer<'_, '_> {
         value: Option<&Ty>,
         fresh: &dyn Fn(&hir::SizeVar) -> bool,
         context: CheckContext,
-        span: RelSpan,
+        span_of: &dyn Fn(usize) -> RelSpan,
     ) -> Result<()> {
         let db = self.db();
         let declared_leaves = hir::leaves(db, declared);
-        let proven = value.is_some_and(|value| {
-            let value_leaves = hir::leaves(db, value);
-            value_leaves.len() == declared_leaves.len()
-                && declared_leaves.iter().zip(&value_leaves).all(|(d, v)| {
-                    let valid =
-                        d.ty.shape()
-                            .and_then(hir::Shape::dims)
-                            .is_none_or(|dims| dims.iter().all(hir::Dim::is_always_valid));
-                    valid && super::shape_proven(&d.ty, &v.ty)
-                })
-        });
-        if proven {
+        if value.is_some_and(|value| self.leaves_proven(declared, value)) {
             return Ok(());
         }
         let shapes: Vec<&[hir::Dim]> = declared_leaves
@@ -496,7 +558,7 @@ impl UnitLowerer<'_, '_> {
                 dims: specs,
                 ranked: true,
             });
-            self.emit(Instr::CheckShape { slot: slot + index as u32, check }, span);
+            self.emit(Instr::CheckShape { slot: slot + index as u32, check }, span_of(index));
         }
         Ok(())
     }

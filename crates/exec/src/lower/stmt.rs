@@ -277,7 +277,7 @@ impl UnitLowerer<'_, '_> {
         let local_span = self.body.source_map.local(local);
         let slot = match place {
             Place::Slot(slot) => slot,
-            Place::Global(_) => self.temp(),
+            Place::Global(_) => self.temps(self.width(&declared)),
         };
         match init {
             Some(init) => {
@@ -330,7 +330,7 @@ impl UnitLowerer<'_, '_> {
             let declared = self.infer.type_of_local(local).clone();
             let slot = match place {
                 Place::Slot(slot) => slot,
-                Place::Global(_) => self.temp(),
+                Place::Global(_) => self.temps(self.width(&declared)),
             };
             let item = Operand::take(first + offset);
             offset += self.width(element);
@@ -389,10 +389,13 @@ impl UnitLowerer<'_, '_> {
                     var.def == def && body.locals[var.local].bound_by == Some(local)
                 };
                 let context = CheckContext::Initializer { name };
-                self.check_record(slot, &declared, init_ty, &fresh, context, span)?;
+                self.check_record(slot, &declared, init_ty, &fresh, context, &|_| span)?;
             }
-            if let Place::Global(_) = place {
-                return Err(self.internal("a record in a global", span));
+            if let Place::Global(global) = place {
+                for i in 0..self.width(&declared) {
+                    let src = Operand::take(slot + i);
+                    self.emit(Instr::StoreGlobal { global: global + i, src }, span);
+                }
             }
             return Ok(());
         }
@@ -582,7 +585,7 @@ impl UnitLowerer<'_, '_> {
             let in_params = self.param_size_vars();
             let def = self.def;
             let fresh = |var: &SizeVar| var.def == def && !in_params.contains(var);
-            return self.check_record(slot, &ret, Some(value_ty), &fresh, context, span);
+            return self.check_record(slot, &ret, Some(value_ty), &fresh, context, &|_| span);
         }
         let hir::TypeRef::Tensor(dims) = ret_ref else { return Ok(()) };
         let ret = hir::ty_of_ref(ret_ref);

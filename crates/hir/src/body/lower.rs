@@ -412,21 +412,7 @@ impl<'db> Lowerer<'db> {
             if ty == TypeRef::Void {
                 self.error(Code::VoidValue, span, format!("field `{name}` cannot have type void"));
             }
-            let local = self.alloc_local(
-                Local {
-                    name: name.clone(),
-                    qualifier: None,
-                    ty: ty.clone(),
-                    kind: LocalKind::Param,
-                    const_value: None,
-                    scope_depth: 0,
-                    bound_by: None,
-                },
-                name_span,
-            );
-            self.bind(&name, local);
-            self.body.params.push(local);
-            self.signature.params.push(ParamSig { name, qualifier: None, ty, span });
+            self.declare_param(ParamSig { name, qualifier: None, ty, span }, name_span);
         }
         if fields == 0 && def.name().is_some() {
             let span = self.span(def.syntax());
@@ -458,11 +444,17 @@ impl<'db> Lowerer<'db> {
         if ty == TypeRef::Void {
             self.error(Code::VoidValue, span, format!("parameter `{name}` cannot have type void"));
         }
+        self.declare_param(ParamSig { name, qualifier, ty, span }, name_span);
+    }
+
+    /// A parameter of a function, or a field of a `struct` (whose fields are its parameters):
+    /// its local, bound to its name, and its place in the signature.
+    fn declare_param(&mut self, param: ParamSig, name_span: RelSpan) {
         let local = self.alloc_local(
             Local {
-                name: name.clone(),
-                qualifier,
-                ty: ty.clone(),
+                name: param.name.clone(),
+                qualifier: param.qualifier,
+                ty: param.ty.clone(),
                 kind: LocalKind::Param,
                 const_value: None,
                 scope_depth: 0,
@@ -470,9 +462,9 @@ impl<'db> Lowerer<'db> {
             },
             name_span,
         );
-        self.bind(&name, local);
+        self.bind(&param.name, local);
         self.body.params.push(local);
-        self.signature.params.push(ParamSig { name, qualifier, ty, span });
+        self.signature.params.push(param);
     }
 
     /// `var` only on differentiable types; `cns` needs an initializer (checked by the caller).

@@ -123,8 +123,10 @@ impl InferCtx<'_> {
         }
         // Records go to the built-ins that lift over them and to `print` and `grad`; to any
         // other, a record is an error of its own rather than a type mismatch.
-        let takes_records =
-            matches!(info.rule, Rule::Print | Rule::GradOfVariable | Rule::Elementwise);
+        let takes_records = matches!(
+            info.rule,
+            Rule::Print | Rule::GradOfVariable | Rule::Elementwise | Rule::Save
+        ) || info.rule == Rule::Gradcheck;
         if !takes_records
             && let Some((&arg, ty)) =
                 args.iter().zip(&arg_tys).find(|(_, ty)| matches!(ty, Ty::Record(_)))
@@ -299,9 +301,15 @@ impl InferCtx<'_> {
                 Ty::unranked()
             }
             Rule::Save => {
-                // A number converts to a tensor where one is expected: it is saved as rank 0.
-                if !matches!(arg_tys[0], Ty::Float | Ty::Int) {
-                    self.tensor_arg(args[0], name, 0, &arg_tys[0]);
+                // A number converts to a tensor where one is expected: it is saved as rank 0. A
+                // record is saved as an `.npz` archive of its fields.
+                match &arg_tys[0] {
+                    Ty::Float | Ty::Int => {}
+                    Ty::Record(_) if self.lifts(&arg_tys[0]) => {}
+                    Ty::Record(_) => self.not_liftable(expr, &format!("`{name}`"), &arg_tys[0]),
+                    other => {
+                        self.tensor_arg(args[0], name, 0, other);
+                    }
                 }
                 self.string_arg(args[1], &arg_tys[1], name, 1);
                 Ty::Void
@@ -416,6 +424,13 @@ impl InferCtx<'_> {
                                 span,
                                 format!("`gradcheck` needs a function that returns a float (or a tensor of one element), but `{fname}` returns {}", fn_ty.ret),
                             );
+                            return Ty::Void;
+                        }
+                        // Every field of a record parameter is checked.
+                        if let Some(first @ Ty::Record(_)) = fn_ty.params.first()
+                            && !self.lifts(first)
+                        {
+                            self.not_liftable(func, "`gradcheck`", first);
                             return Ty::Void;
                         }
                         let callee = self.callee_of_function_for_check(def);

@@ -641,21 +641,20 @@ impl InferCtx<'_> {
         for &(index, wrt_span) in &indices {
             let k = self.param_index(index, wrt_span, &base)?;
             let wrt_ty = params[k].clone();
-            // `grad` and `value_and_grad` differentiate in every leaf of a record; the other
-            // transforms would give records of records.
-            let grads = matches!(op, TransformOp::Grad | TransformOp::ValueAndGrad);
+            // `grad`, `value_and_grad`, `jvp` and `vjp` differentiate in every leaf of a record
+            // (tangents and cotangents are records of its type); a Hessian with respect to a
+            // record would be a record of records, one block for each pair of fields.
             if let Ty::Record(_) = wrt_ty
-                && !grads
+                && op == TransformOp::Hessian
             {
                 self.report(
                     Code::RecordOperand,
                     span,
                     format!(
-                        "`{}` of `{name}` in parameter {k}, the record {wrt_ty}: only `grad` and `value_and_grad` differentiate with respect to a record",
-                        op.name()
+                        "`hessian` of `{name}` in parameter {k}, the record {wrt_ty}: its second derivatives would be a block for each pair of fields, which no record type holds"
                     ),
                 )
-                .help("differentiate with respect to a tensor field: write a function that takes it and builds the record");
+                .help("take the Hessian with respect to one field, through a function that takes that field and builds the record; `jvp` of `grad` with respect to a field gives Hessian-vector products");
                 return None;
             }
             if !self.is_differentiable(&wrt_ty) && !wrt_ty.is_error() {
@@ -741,6 +740,20 @@ impl InferCtx<'_> {
                         Ty::tensor(out.iter().chain(input).cloned().collect())
                     }
                     (Ty::Float | Ty::Tensor(_), Ty::Float | Ty::Tensor(_)) => Ty::unranked(),
+                    // The derivatives of a float in each field: its gradient, a record.
+                    (Ty::Float, Ty::Record(_)) => params[0].clone(),
+                    (Ty::Tensor(_), Ty::Record(_)) => {
+                        self.report(
+                            Code::RecordOperand,
+                            span,
+                            format!(
+                                "`jacobian` of `{name}`, which returns {ret}, with respect to the record {}: each field's block would have the result's axes before the field's, which no record type holds",
+                                params[0]
+                            ),
+                        )
+                        .help("take the Jacobian with respect to one field, through a function that takes that field and builds the record, or pull back one cotangent with `vjp`");
+                        return None;
+                    }
                     _ => {
                         self.report(
                             Code::TransformShape,

@@ -1194,6 +1194,12 @@ impl InferCtx<'_> {
         if !self.check_value(value, actual) {
             return;
         }
+        if let Ty::Record(record) = expected
+            && self.is_load(value)
+        {
+            self.load_record(value, record, expected);
+            return;
+        }
         let span = self.expr_span(value);
         match (expected, actual) {
             (Ty::Float, Ty::Int | Ty::Float)

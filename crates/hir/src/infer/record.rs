@@ -6,11 +6,11 @@ use smol_str::SmolStr;
 
 use super::{InferCtx, call::Callee};
 use crate::{
-    DefId,
-    body::{ExprId, FieldInit, HirSpan, RelSpan, body_query, signature_query},
+    Builtin, DefId, Resolution,
+    body::{Expr, ExprId, FieldInit, HirSpan, RelSpan, body_query, signature_query},
     diagnostics::Code,
     records::{generic_record, record_fields},
-    ty::{FnTy, Ty},
+    ty::{Dim, FnTy, RecordTy, Ty},
 };
 
 impl InferCtx<'_> {
@@ -226,10 +226,7 @@ impl InferCtx<'_> {
                     return Ty::Error;
                 }
                 let sizes = a.sizes.iter().zip(&b.sizes).map(|(x, y)| x.join(y)).collect();
-                Some(Ty::Record(std::sync::Arc::new(crate::ty::RecordTy {
-                    sizes,
-                    ..(**a).clone()
-                })))
+                Some(Ty::Record(std::sync::Arc::new(RecordTy { sizes, ..(**a).clone() })))
             }
             (Ty::Record(_), Ty::Int | Ty::Float) if arith => Some(lhs_ty.clone()),
             (Ty::Int | Ty::Float, Ty::Record(_)) if arith => Some(rhs_ty.clone()),
@@ -274,6 +271,26 @@ impl InferCtx<'_> {
             span,
             format!("{what} applies to a record field by field only when every field is a float or a tensor, but in {ty} {field}"),
         );
+    }
+
+    /// Whether `expr` is a call of `load`, which reads a record where one is expected.
+    pub(crate) fn is_load(&self, expr: ExprId) -> bool {
+        let Expr::Call { callee, .. } = &self.body.exprs[expr] else { return false };
+        matches!(self.result.resolutions.get(*callee), Some(Resolution::Builtin(Builtin::Load)))
+    }
+
+    /// `Mlp[64][32][10] net = load("net.npz");`: where a record of type `expected` is declared,
+    /// assigned or returned, `load` reads one from an `.npz` archive. The call's type is the
+    /// record's with unknown sizes, so that every field's shape is checked when it runs, as a
+    /// value whose sizes the checker does not know is.
+    pub(crate) fn load_record(&mut self, load: ExprId, record: &RecordTy, expected: &Ty) {
+        if !self.lifts(expected) {
+            self.not_liftable(load, "`load`", expected);
+            return;
+        }
+        let sizes = record.sizes.iter().map(|_| Dim::Unknown).collect();
+        let loaded = Ty::Record(std::sync::Arc::new(RecordTy { sizes, ..record.clone() }));
+        self.result.expr_types.insert(load, loaded);
     }
 
     /// An expression whose value is used: its type, or an error when it has no value.
