@@ -110,24 +110,41 @@ fn sorted_offsets(x: &Tensor, axis: usize, descending: bool) -> Result<Vec<usize
     let len = check_allocation(shape)?;
     let stride: usize = shape[axis + 1..].iter().product();
     let standard = x.array().as_standard_layout();
-    // A tensor in standard layout is contiguous.
-    let values = standard.as_slice().unwrap_or_default();
     let mut offsets = vec![0usize; len];
-    let (mut keys, mut order, mut lane) = (Vec::new(), Vec::new(), Vec::with_capacity(extent));
-    // Lane `(outer, inner)` holds the elements at `outer * extent * stride + k * stride + inner`.
+    let (mut keys, mut order) = (Vec::new(), Vec::new());
+    for_each_lane(&standard.view(), len, axis, |base, lane| {
+        lane_order(lane, descending, &mut keys, &mut order);
+        for (k, &position) in order.iter().enumerate() {
+            offsets[base + k * stride] = base + position as usize * stride;
+        }
+    });
+    Ok(offsets)
+}
+
+/// Calls `visit(base, lane)` with the elements of every lane of `array` along `axis`, for a
+/// tensor of `len` elements in standard layout: lane `(outer, inner)` holds the elements at
+/// `base + k * stride` with `base = outer * extent * stride + inner`.
+fn for_each_lane(
+    array: &ndarray::ArrayViewD<f64>,
+    len: usize,
+    axis: usize,
+    mut visit: impl FnMut(usize, &[f64]),
+) {
+    let shape = array.shape();
+    let extent = shape[axis];
+    let stride: usize = shape[axis + 1..].iter().product();
+    // A tensor in standard layout is contiguous.
+    let values = array.as_slice().unwrap_or_default();
+    let mut lane = Vec::with_capacity(extent);
     let outer_count = len.checked_div(extent * stride).unwrap_or(0);
     for outer in 0..outer_count {
         for inner in 0..stride {
             let base = outer * extent * stride + inner;
             lane.clear();
             lane.extend((0..extent).map(|k| values.get(base + k * stride).copied().unwrap_or(0.0)));
-            lane_order(&lane, descending, &mut keys, &mut order);
-            for (k, &position) in order.iter().enumerate() {
-                offsets[base + k * stride] = base + position as usize * stride;
-            }
+            visit(base, &lane);
         }
     }
-    Ok(offsets)
 }
 
 /// The [`Gather`] that sorts every lane of `x` along `axis`.
@@ -181,31 +198,23 @@ pub fn sort_values(x: &Tensor, axis: usize, descending: bool) -> Result<Tensor, 
     let stride: usize = shape[axis + 1..].iter().product();
     let len = check_allocation(shape)?;
     let standard = x.array().as_standard_layout();
-    // A tensor in standard layout is contiguous.
-    let values = standard.as_slice().unwrap_or_default();
     let mut sorted = vec![0.0; len];
-    let (mut keys, mut order, mut lane) = (Vec::new(), Vec::new(), Vec::with_capacity(extent));
-    let outer_count = len.checked_div(extent * stride).unwrap_or(0);
-    for outer in 0..outer_count {
-        for inner in 0..stride {
-            let base = outer * extent * stride + inner;
-            lane.clear();
-            lane.extend((0..extent).map(|k| values.get(base + k * stride).copied().unwrap_or(0.0)));
-            if extent >= RADIX_THRESHOLD && lane.iter().all(|&v| v != 0.0 && !v.is_nan()) {
-                keys.clear();
-                keys.extend(lane.iter().map(|&v| key(v, descending)));
-                radix_sort(&mut keys, &mut vec![(); extent]);
-                for (k, &key) in keys.iter().enumerate() {
-                    sorted[base + k * stride] = unkey(key, descending);
-                }
-            } else {
-                lane_order(&lane, descending, &mut keys, &mut order);
-                for (k, &position) in order.iter().enumerate() {
-                    sorted[base + k * stride] = lane[position as usize];
-                }
+    let (mut keys, mut order) = (Vec::new(), Vec::new());
+    for_each_lane(&standard.view(), len, axis, |base, lane| {
+        if extent >= RADIX_THRESHOLD && lane.iter().all(|&v| v != 0.0 && !v.is_nan()) {
+            keys.clear();
+            keys.extend(lane.iter().map(|&v| key(v, descending)));
+            radix_sort(&mut keys, &mut vec![(); extent]);
+            for (k, &key) in keys.iter().enumerate() {
+                sorted[base + k * stride] = unkey(key, descending);
+            }
+        } else {
+            lane_order(lane, descending, &mut keys, &mut order);
+            for (k, &position) in order.iter().enumerate() {
+                sorted[base + k * stride] = lane[position as usize];
             }
         }
-    }
+    });
     Tensor::from_vec(shape, sorted)
 }
 
