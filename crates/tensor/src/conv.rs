@@ -281,7 +281,12 @@ impl Convolution {
                         let filters = &w[group * per_group * rows..][..per_group * rows];
                         let rows_out = &mut image[group * per_group * cells..][..per_group * cells];
                         // rows_out [per_group][cells] = filters [per_group][rows] @ columns [rows][cells]
-                        gemm_into(per_group, cells, rows, filters, &columns, rows_out);
+                        gemm_into(
+                            Product::plain(per_group, cells, rows),
+                            filters,
+                            &columns,
+                            rows_out,
+                        );
                     }
                 }
             },
@@ -310,7 +315,9 @@ impl Convolution {
                     let g_rows =
                         &g[n * image_out + group * per_group * cells..][..per_group * cells];
                     // columns [rows][cells] = filters^T [rows][per_group] @ g [per_group][cells]
-                    gemm(true, false, rows, cells, per_group, filters, g_rows, 0.0, &mut columns);
+                    let product =
+                        Product { trans_a: true, trans_b: false, m: rows, n: cells, k: per_group };
+                    gemm(product, filters, g_rows, 0.0, &mut columns);
                     self.col2im(&columns, group, image);
                 }
             }
@@ -332,7 +339,9 @@ impl Convolution {
                 let g_rows = &g[n * image_out + group * per_group * cells..][..per_group * cells];
                 let filters = &mut dw[group * per_group * rows..][..per_group * rows];
                 // filters [per_group][rows] += g [per_group][cells] @ columns^T [cells][rows]
-                gemm(false, true, per_group, rows, cells, g_rows, &columns, 1.0, filters);
+                let product =
+                    Product { trans_a: false, trans_b: true, m: per_group, n: rows, k: cells };
+                gemm(product, g_rows, &columns, 1.0, filters);
             }
         }
         dw
@@ -455,9 +464,28 @@ fn contiguous(tensor: &Tensor) -> std::borrow::Cow<'_, [f64]> {
     }
 }
 
-/// `c = a @ b` for row-major `c` of `m` by `n` (not read, every element written), `a` `m` by `k`
-/// and `b` `k` by `n`.
-fn gemm_into(m: usize, n: usize, k: usize, a: &[f64], b: &[f64], c: &mut [MaybeUninit<f64>]) {
+/// The shape of one matrix product `op(a) @ op(b)`: `op(a)` is `m` by `k` (`a` stored `k` by `m`
+/// when `trans_a`), `op(b)` `k` by `n` (`b` stored `n` by `k` when `trans_b`), the result `m` by
+/// `n`, all row-major and stored densely (leading dimension the row length).
+#[derive(Clone, Copy)]
+struct Product {
+    trans_a: bool,
+    trans_b: bool,
+    m: usize,
+    n: usize,
+    k: usize,
+}
+
+impl Product {
+    /// `a @ b` with neither operand transposed.
+    fn plain(m: usize, n: usize, k: usize) -> Product {
+        Product { trans_a: false, trans_b: false, m, n, k }
+    }
+}
+
+/// `c = a @ b` for `c` of `m` by `n` (not read, every element written).
+fn gemm_into(product: Product, a: &[f64], b: &[f64], c: &mut [MaybeUninit<f64>]) {
+    let Product { m, n, k, .. } = product;
     assert!(c.len() >= m * n, "gemm result too short");
     if k == 0 {
         c[..m * n].fill(MaybeUninit::new(0.0));
@@ -465,23 +493,12 @@ fn gemm_into(m: usize, n: usize, k: usize, a: &[f64], b: &[f64], c: &mut [MaybeU
     }
     // SAFETY: `c` has room for the `m * n` elements (asserted), which BLAS writes without reading
     // them when beta is 0 ("when beta is zero, C need not be set on input").
-    unsafe { gemm_raw(false, false, m, n, k, a, b, 0.0, c.as_mut_ptr().cast()) }
+    unsafe { gemm_raw(product, a, b, 0.0, c.as_mut_ptr().cast()) }
 }
 
-/// `c = op(a) @ op(b) + beta c` for row-major `c` of `m` by `n`, with `op(a)` `m` by `k` (`a`
-/// stored `k` by `m` when `trans_a`) and `op(b)` `k` by `n` (stored `n` by `k` when `trans_b`).
-#[allow(clippy::too_many_arguments)]
-fn gemm(
-    trans_a: bool,
-    trans_b: bool,
-    m: usize,
-    n: usize,
-    k: usize,
-    a: &[f64],
-    b: &[f64],
-    beta: f64,
-    c: &mut [f64],
-) {
+/// `c = op(a) @ op(b) + beta c`.
+fn gemm(product: Product, a: &[f64], b: &[f64], beta: f64, c: &mut [f64]) {
+    let Product { m, n, k, .. } = product;
     assert!(c.len() >= m * n, "gemm result too short");
     if k == 0 {
         if beta == 0.0 {
@@ -490,27 +507,17 @@ fn gemm(
         return;
     }
     // SAFETY: `c` holds the `m * n` initialised elements BLAS reads and writes (asserted).
-    unsafe { gemm_raw(trans_a, trans_b, m, n, k, a, b, beta, c.as_mut_ptr()) }
+    unsafe { gemm_raw(product, a, b, beta, c.as_mut_ptr()) }
 }
 
-/// CBLAS's `dgemm` on row-major matrices stored densely (leading dimension the row length), for
-/// `k > 0`. Extents were checked to fit BLAS's integers when the convolution was made.
+/// CBLAS's `dgemm` for `product` with `k > 0`. Extents were checked to fit BLAS's integers when
+/// the convolution was made.
 ///
 /// # Safety
 /// `c` must point to `m * n` elements that BLAS may write, initialised unless `beta` is 0, and
 /// not overlapping `a` or `b`.
-#[allow(clippy::too_many_arguments)]
-unsafe fn gemm_raw(
-    trans_a: bool,
-    trans_b: bool,
-    m: usize,
-    n: usize,
-    k: usize,
-    a: &[f64],
-    b: &[f64],
-    beta: f64,
-    c: *mut f64,
-) {
+unsafe fn gemm_raw(product: Product, a: &[f64], b: &[f64], beta: f64, c: *mut f64) {
+    let Product { trans_a, trans_b, m, n, k } = product;
     if m == 0 || n == 0 {
         return;
     }

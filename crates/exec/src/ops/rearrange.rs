@@ -179,30 +179,20 @@ pub fn split(t: &mut Tape, x: Value, parts: usize, axis: i64) -> Result<Vec<Valu
 }
 
 /// `split(x, cuts, axis)`: the slices of `x` along `axis` before `cuts[0]`, from each cut to the
-/// next, and from the last on (NumPy's `split` at indices); the cuts must rise and stay within
-/// the extent.
+/// next, and from the last on (NumPy's `split` at indices), each as NumPy's slice: a cut past
+/// the extent is the extent, and a slice from a cut to a lower one is empty.
 pub fn split_at(t: &mut Tape, x: Value, cuts: &[usize], axis: i64) -> Result<Vec<Value>, AdError> {
     let shape = primal(&x, "split")?.shape().to_vec();
     let axis = tensor::normalize_axis(axis, shape.len())?;
     let extent = shape[axis];
-    let ends: Vec<usize> = cuts.iter().copied().chain([extent]).collect();
-    if ends.windows(2).any(|pair| pair[0] > pair[1]) || cuts.iter().any(|&cut| cut > extent) {
-        return Err(tensor::TensorError::Argument {
-            op: "split",
-            reason: format!(
-                "the indices {cuts:?} do not rise from 0 to the extent {extent} of axis {axis} \
-                 of {}",
-                tensor::ShapeText(&shape)
-            ),
-        }
-        .into());
-    }
     let mut index: Vec<Index> = shape[..axis].iter().map(|&n| Index::full(n)).collect();
     index.push(Index::full(extent));
     let mut start = 0;
-    ends.into_iter()
-        .map(|end| {
-            index[axis] = Index::range(start, end);
+    cuts.iter()
+        .chain([&extent])
+        .map(|&end| {
+            let (from, to) = (start.min(extent), end.min(extent));
+            index[axis] = Index::range(from, to.max(from));
             start = end;
             ops::get(t, x.clone(), &index)
         })

@@ -889,7 +889,10 @@ impl InferCtx<'_> {
 
     /// `split(t, [i, j, ...])`, `split(t, [i, j, ...], axis)`: the parts before `i`, from `i` to
     /// `j`, ..., and from the last index on (NumPy's `split` at indices); the indices are ints,
-    /// and their number decides the number of results, so the list is written out.
+    /// and their number decides the number of results, so the list is written out. As NumPy's
+    /// slices, a part ends at the extent (an index past it is the extent) and a part from an
+    /// index to a lower one is empty. An extent known only when the program runs is taken to
+    /// hold the indices.
     fn split_at(&mut self, args: &[ExprId], tys: &[Ty], shape: Shape, points: &[ExprId]) -> Ty {
         let name = "split";
         if points.is_empty() || points.len() > 1023 {
@@ -916,26 +919,18 @@ impl InferCtx<'_> {
             let unknown = vec![Dim::Unknown; dims.len()];
             return Ty::Tuple(vec![Ty::tensor(unknown); count]);
         };
-        let known: Option<Vec<i64>> = cuts.iter().map(Dim::known).collect();
-        if let Some(known) = &known {
-            let extent = dims[axis].known();
-            let rising = known.windows(2).all(|pair| pair[0] <= pair[1]);
-            if !rising || extent.is_some_and(|extent| known.iter().any(|&cut| cut > extent)) {
-                let span = self.expr_span(args[1]);
-                let extent = extent.map_or("its extent".to_owned(), |e| e.to_string());
-                self.report(
-                    Code::ArgumentShapes,
-                    span,
-                    format!("`split`: the indices must rise from 0 to {extent} along axis {axis}"),
-                );
-                return Ty::Error;
-            }
-        }
+        let extent = dims[axis].known();
         let mut parts = Vec::with_capacity(count);
         let mut start = Dim::Known(0);
         for end in cuts.iter().chain(std::iter::once(&dims[axis])) {
             let mut part = dims.clone();
-            part[axis] = end.sub(&start);
+            part[axis] = match (start.known(), end.known(), extent) {
+                (Some(from), Some(to), Some(extent)) => {
+                    Dim::Known((to.min(extent) - from.min(extent)).max(0))
+                }
+                (Some(from), Some(to), None) if to <= from => Dim::Known(0),
+                _ => end.sub(&start),
+            };
             parts.push(Ty::tensor(part));
             start = end.clone();
         }
