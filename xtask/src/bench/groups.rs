@@ -445,8 +445,8 @@ const LIBRARY: Group = Group {
             (col2im), and one per image accumulated in order for the filter gradient. The \
             backward rows differentiate `sum(y * y)` with respect to the images and the filters. \
             PyTorch runs `torch.nn.functional.conv2d`, under `no_grad` for the forward row. \
-            `sort` is Nabla's stable LSD radix sort on order-preserving keys against NumPy's \
-            default sort; `svd` calls LAPACK's `dgesdd` in both. Nabla splits element-wise work \
+            `sort` is Nabla's stable LSD radix sort on order-preserving keys (10-bit digits, \
+            one thread) against NumPy's default sort (unstable, SIMD); `svd` calls LAPACK's `dgesdd` in both. Nabla splits element-wise work \
             of 2^17 elements or more across the threads (OpenBLAS's thread count), each element \
             computed as on one thread; NumPy runs element-wise work on one core, PyTorch on all.",
 };
