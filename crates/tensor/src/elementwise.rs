@@ -311,6 +311,7 @@ impl UnaryOp {
     }
 
     /// The operation on one number, exactly as the tensor operation computes it per element.
+    #[inline]
     pub fn apply(self, x: f64) -> f64 {
         with_unary_kernel!(self, kernel => kernel(x))
     }
@@ -453,6 +454,7 @@ impl BinaryOp {
     }
 
     /// The operation on two numbers, exactly as the tensor operation computes it per element.
+    #[inline]
     pub fn apply(self, x: f64, y: f64) -> f64 {
         with_binary_kernel!(self, kernel => kernel(x, y))
     }

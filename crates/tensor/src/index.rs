@@ -29,8 +29,10 @@ impl Tensor {
     /// caller then indexes through [`get`], which words the error.
     #[inline]
     pub fn element(&self, index: &[i64]) -> Option<f64> {
-        let (positions, rank) = element_positions(self.shape(), index)?;
-        self.array.get(&positions[..rank]).copied()
+        let offset = element_offset(self.shape(), self.array.strides(), index)?;
+        // SAFETY: `element_offset` found every index inside its axis, so the offset by the
+        // array's strides names one of its elements.
+        Some(unsafe { *self.array.as_ptr().offset(offset) })
     }
 
     /// The element at `index` for writing, as [`Tensor::element`] finds it. A buffer that
@@ -38,8 +40,18 @@ impl Tensor {
     /// the write is seen through this tensor only.
     #[inline]
     pub fn element_mut(&mut self, index: &[i64]) -> Option<&mut f64> {
-        let (positions, rank) = element_positions(self.shape(), index)?;
-        self.array.get_mut(&positions[..rank])
+        let offset = element_offset(self.shape(), self.array.strides(), index)?;
+        // Copying a shared buffer (in `as_mut_ptr`) may change the strides, and so the offset.
+        let shared = self.shares_buffer();
+        let first = self.array.as_mut_ptr();
+        let offset = if shared {
+            element_offset(self.shape(), self.array.strides(), index)?
+        } else {
+            offset
+        };
+        // SAFETY: `element_offset` found every index inside its axis, so the offset by the
+        // strides of the (now unshared) array names one of its elements, borrowed with `self`.
+        Some(unsafe { &mut *first.offset(offset) })
     }
 
     /// Whether another tensor shares this one's buffer, so that a write copies it first.
@@ -49,17 +61,19 @@ impl Tensor {
     }
 }
 
-/// `index` as positions along the axes of `shape`, when it has one in-range integer per axis.
+/// The distance in elements from the first element of an array of `shape` and `strides` to the
+/// one at `index` (one integer per axis, negative ones counting from the end), when `index` has
+/// one in-range integer per axis.
 #[inline(always)]
-fn element_positions(shape: &[usize], index: &[i64]) -> Option<([usize; MAX_ELEMENT_RANK], usize)> {
+fn element_offset(shape: &[usize], strides: &[isize], index: &[i64]) -> Option<isize> {
     if index.len() != shape.len() || index.len() > MAX_ELEMENT_RANK {
         return None;
     }
-    let mut positions = [0; MAX_ELEMENT_RANK];
-    for ((place, &i), &extent) in positions.iter_mut().zip(index).zip(shape) {
-        *place = position(i, extent)?;
+    let mut offset = 0;
+    for ((&i, &extent), &stride) in index.iter().zip(shape).zip(strides) {
+        offset += position(i, extent)? as isize * stride;
     }
-    Some((positions, index.len()))
+    Some(offset)
 }
 
 /// One entry of a bracket as written, with its operands evaluated.

@@ -76,9 +76,46 @@ pub(super) unsafe fn evaluate(
     regs: *const Value,
     tape: &mut Tape,
 ) -> Result<Evaluated, AdError> {
-    // Every entry is written before a step reads it, so the arrays need no initialisation. The
-    // leaves go to both: `values` for a plain evaluation, `entries` for a tracked one.
+    // Every entry is written before a step reads it, so the array needs no initialisation.
     let mut values = [const { MaybeUninit::<f64>::uninit() }; N];
+    let n_leaves = expr.leaves.len();
+    for (k, leaf) in expr.leaves.iter().enumerate() {
+        // SAFETY: a leaf slot of the frame, read only.
+        let value = match *unsafe { &*regs.add(leaf.slot as usize) } {
+            Value::Float(x) => x,
+            // An `int` converts as `(float)i` does: a constant of the tree.
+            Value::Int(x) if leaf.int_ok => x as f64,
+            // SAFETY: the caller's.
+            _ => return unsafe { evaluate_tracked(expr, regs, tape) },
+        };
+        // SAFETY: `k < n_leaves <= N`.
+        unsafe { values.get_unchecked_mut(k) }.write(value);
+    }
+    for (k, step) in expr.steps.iter().enumerate() {
+        // SAFETY: `step.a` indexes an entry written before (`Unit::verify`).
+        let x = unsafe { read(&values, step.a) };
+        let value = match step.op {
+            // SAFETY: `step.b` indexes an entry written before (`Unit::verify`).
+            ExprOp::Binary(op) => op.apply(x, unsafe { read(&values, step.b) }),
+            ExprOp::Unary(op) => op.apply(x),
+        };
+        // SAFETY: `n_leaves + k < N` (`Unit::verify`).
+        unsafe { values.get_unchecked_mut(n_leaves + k) }.write(value);
+    }
+    // SAFETY: the root, the last entry, was written last.
+    Ok(Evaluated::Plain(unsafe { read(&values, (n_leaves + expr.steps.len() - 1) as u8) }))
+}
+
+/// [`evaluate`] when a leaf is not a plain number: the tracked evaluation.
+///
+/// SAFETY: as for [`evaluate`].
+#[inline]
+unsafe fn evaluate_tracked(
+    expr: &FloatExpr,
+    regs: *const Value,
+    tape: &mut Tape,
+) -> Result<Evaluated, AdError> {
+    // Every entry is written before a step reads it, so the array needs no initialisation.
     let mut entries = [const { MaybeUninit::<Entry>::uninit() }; N];
     let mut nodes: [Option<NodeRef>; 2] = [None, None];
     let n_leaves = expr.leaves.len();
@@ -108,27 +145,13 @@ pub(super) unsafe fn evaluate(
         };
         // SAFETY: `k < n_leaves <= N`, and `mask <= 2`.
         unsafe {
-            values.get_unchecked_mut(k).write(value);
             let partials = *SEEDS.get_unchecked(usize::from(mask));
             entries.get_unchecked_mut(k).write(Entry { value, partials, mask });
         }
     }
     let root = (n_leaves + expr.steps.len() - 1) as u8;
-    let Some(first) = nodes[0] else {
-        for (k, step) in expr.steps.iter().enumerate() {
-            // SAFETY: `step.a` indexes an entry written before (`Unit::verify`).
-            let x = unsafe { read(&values, step.a) };
-            let value = match step.op {
-                // SAFETY: `step.b` indexes an entry written before (`Unit::verify`).
-                ExprOp::Binary(op) => op.apply(x, unsafe { read(&values, step.b) }),
-                ExprOp::Unary(op) => op.apply(x),
-            };
-            // SAFETY: `n_leaves + k <= root < N`.
-            unsafe { values.get_unchecked_mut(n_leaves + k) }.write(value);
-        }
-        // SAFETY: the root was written last.
-        return Ok(Evaluated::Plain(unsafe { read(&values, root) }));
-    };
+    // Every leaf a plain number: `evaluate` takes that case, so this does not happen.
+    let Some(first) = nodes[0] else { return Ok(Evaluated::Fallback) };
     let mut recorded = 0u64;
     for (k, step) in expr.steps.iter().enumerate() {
         // SAFETY: `step.a` indexes an entry written before (`Unit::verify`).

@@ -372,41 +372,51 @@ fn plain_number(value: &Value) -> Option<f64> {
     }
 }
 
-/// Calls `f` with the integers of an element access ([`Instr::GetElem`], [`Instr::SetElem`]):
-/// the slots `i` and `j`, or the entries of the unit's index chain `index` when both are
-/// [`NO_SLOT`]. `None` when one is not an integer or they are more than a tensor's element
-/// access takes: the general path reports or handles what that was.
+/// The integers of the unit's index chain `index`, for an element access ([`Instr::GetElem`],
+/// [`Instr::SetElem`]) of three indices or more; `None` when one is not an integer or they are
+/// more than a tensor's element access takes: the general path reports or handles what that was.
 ///
-/// SAFETY: as for [`reg`], for the slots `i` and `j` and those of the chain's entries.
-#[inline(always)]
-unsafe fn element_indices<R>(
+/// SAFETY: as for [`reg`], for the slots of the chain's entries.
+#[inline(never)]
+unsafe fn chain_indices(
     unit: &Unit,
-    regs: *mut Value,
-    i: u32,
-    j: u32,
+    regs: *const Value,
     index: u32,
-    f: impl FnOnce(&[i64]) -> Option<R>,
-) -> Option<R> {
-    // SAFETY (for each `reg` below): the caller's.
-    if i == NO_SLOT {
-        let chain = unit.indices.get(index as usize)?;
-        let mut values = [0; tensor::MAX_ELEMENT_RANK];
-        let mut len = 0;
-        for entry in chain.iter().flat_map(|bracket| bracket.iter()) {
-            let IndexEntry::At(operand) = entry else { return None };
-            // SAFETY: `operand` is a slot of the frame (`Program::verify`).
-            *values.get_mut(len)? = int_of(unsafe { reg(regs, operand.slot()) })?;
-            len += 1;
-        }
-        return f(&values[..len]);
+) -> Option<([i64; tensor::MAX_ELEMENT_RANK], usize)> {
+    let chain = unit.indices.get(index as usize)?;
+    let mut values = [0; tensor::MAX_ELEMENT_RANK];
+    let mut len = 0;
+    for entry in chain.iter().flat_map(|bracket| bracket.iter()) {
+        let IndexEntry::At(operand) = entry else { return None };
+        // SAFETY: `operand` is a slot of the frame (`Program::verify`).
+        *values.get_mut(len)? = int_of(unsafe { &*regs.add(operand.slot() as usize) })?;
+        len += 1;
     }
-    // SAFETY: `i` is a slot of the frame (`Program::verify`).
-    let first = int_of(unsafe { reg(regs, i) })?;
-    if j == NO_SLOT {
-        return f(&[first]);
-    }
-    // SAFETY: `j` is a slot of the frame (`Program::verify`).
-    f(&[first, int_of(unsafe { reg(regs, j) })?])
+    Some((values, len))
+}
+
+/// Writes `x` (or, with `op`, `element op x`) into the element at `ix` of the tensor in `slot`,
+/// copying its buffer first when another value shares it (counted in `copies`); `None` when
+/// `slot` holds no untracked tensor or `ix` is not one of its elements.
+#[inline(always)]
+fn write_element(
+    slot: &mut Value,
+    ix: &[i64],
+    x: f64,
+    op: Option<tensor::BinaryOp>,
+    copies: &mut u64,
+) -> Option<()> {
+    let Value::Tensor(t) = slot else { return None };
+    let shared = Rc::strong_count(t) > 1 || t.shares_buffer();
+    // A shared tensor is cloned here, sharing the buffer; the element's write then copies the
+    // buffer once.
+    let element = Rc::make_mut(t).element_mut(ix)?;
+    *element = match op {
+        None => x,
+        Some(op) => op.apply(*element, x),
+    };
+    *copies += u64::from(shared);
+    Some(())
 }
 
 #[cold]
@@ -877,7 +887,9 @@ impl<'p, 'o> Machine<'p, 'o> {
     }
 
     /// Attaches the span of instruction `pc` of the current frame and the call stack to an error
-    /// that has no place yet.
+    /// that has no place yet. Out of line: the interpreter's loop calls it only on the way out.
+    #[cold]
+    #[inline(never)]
     fn locate(&self, mut error: RuntimeError, pc: usize) -> RuntimeError {
         if error.span.is_some() {
             return error;
@@ -1058,6 +1070,68 @@ impl<'p, 'o> Machine<'p, 'o> {
                 continue $exec;
             }};
         }
+        // The `int` in slot `$slot`, if it holds one: the fast path of the integer instructions.
+        macro_rules! int {
+            ($slot:expr) => {
+                // SAFETY: `$slot` is a slot of the frame (`Program::verify`), read before any
+                // slot is written.
+                match unsafe { &*regs.add($slot as usize) } {
+                    &Value::Int(x) => Some(x),
+                    _ => None,
+                }
+            };
+        }
+        // Runs the current integer instruction on what its fast path does not take (see
+        // `Machine::int_general`) and goes where it leads.
+        macro_rules! int_general {
+            ($exec:lifetime, $instr:expr) => {
+                match self.int_general(base, $instr) {
+                    Ok(Some(target)) => goto!($exec, target),
+                    Ok(None) => {
+                        pc += 1;
+                        continue $exec;
+                    }
+                    Err(error) => fail!(self, error, pc),
+                }
+            };
+        }
+        // Evaluates `$body` (an `Option`) with `$ix` bound to the integers of an element access
+        // (`Instr::GetElem`, `Instr::SetElem`): the slots `$i` and `$j` (`NO_SLOT` for one
+        // index), each length compiled on its own, or the entries of the chain `$index` when
+        // both are `NO_SLOT`; `None` when one is not an integer.
+        macro_rules! element_at {
+            ($i:expr, $j:expr, $index:expr, $ix:ident => $body:expr) => {{
+                let (i, j) = ($i, $j);
+                if i == NO_SLOT {
+                    // SAFETY: the chain's entries are slots of the frame (`Program::verify`).
+                    match unsafe { chain_indices(unit, regs, $index) } {
+                        Some((values, len)) => {
+                            let $ix = &values[..len];
+                            $body
+                        }
+                        None => None,
+                    }
+                } else {
+                    // SAFETY: `i` and `j` are slots of the frame (`Program::verify`).
+                    let first = int_of(unsafe { &*regs.add(i as usize) });
+                    match first {
+                        None => None,
+                        Some(first) if j == NO_SLOT => {
+                            let $ix: &[i64] = &[first];
+                            $body
+                        }
+                        // SAFETY: as above.
+                        Some(first) => match int_of(unsafe { &*regs.add(j as usize) }) {
+                            Some(second) => {
+                                let $ix: &[i64] = &[first, second];
+                                $body
+                            }
+                            None => None,
+                        },
+                    }
+                }
+            }};
+        }
         'exec: loop {
             if TRACE {
                 self.trace_site(pc);
@@ -1071,80 +1145,58 @@ impl<'p, 'o> Machine<'p, 'o> {
                 // SAFETY (for every `reg` below): slots are below `n_slots`, see above.
                 match instr {
                     Instr::IntArithImm { op, dst, a, imm } => {
-                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
-                        let Some(x) = int_of(unsafe { reg(regs, *a) }) else {
-                            // SAFETY: `a` is a slot of the frame (`Program::verify`).
-                            fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
+                        let (Some(x), imm) = (int!(*a), i64::from(*imm)) else {
+                            int_general!('exec, instr)
                         };
-                        let Some(value) = checked_int(*op, x, i64::from(*imm)) else {
-                            fail!(self, int_error(*op, x, i64::from(*imm)), pc)
+                        let Some(value) = checked_int(*op, x, imm) else {
+                            int_general!('exec, instr)
                         };
                         // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                         set_int(unsafe { reg(regs, *dst) }, value);
                     }
                     Instr::IntArith { op, dst, a, b } => {
-                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
-                        let x = int_of(unsafe { reg(regs, *a) });
-                        // SAFETY: `b` is a slot of the frame (`Program::verify`).
-                        let y = int_of(unsafe { reg(regs, *b) });
-                        let (Some(x), Some(y)) = (x, y) else {
-                            // SAFETY: `a` is a slot of the frame (`Program::verify`).
-                            fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
+                        let (Some(x), Some(y)) = (int!(*a), int!(*b)) else {
+                            int_general!('exec, instr)
                         };
                         let Some(value) = checked_int(*op, x, y) else {
-                            fail!(self, int_error(*op, x, y), pc)
+                            int_general!('exec, instr)
                         };
                         // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                         set_int(unsafe { reg(regs, *dst) }, value);
                     }
                     Instr::JumpIntCmpImm { op, a, imm, target } => {
-                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
-                        let Some(x) = int_of(unsafe { reg(regs, *a) }) else {
-                            // SAFETY: `a` is a slot of the frame (`Program::verify`).
-                            fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
-                        };
+                        let Some(x) = int!(*a) else { int_general!('exec, instr) };
                         if op.ints(x, i64::from(*imm)) {
                             goto!('exec, *target);
                         }
                     }
                     Instr::LoopIntImm { slot, delta, op, imm, target } => {
-                        // SAFETY: `slot` is a slot of the frame (`Program::verify`).
-                        let counter = unsafe { reg(regs, *slot) };
-                        let Some(x) = int_of(counter) else {
-                            fail!(self, not_an_integer(counter), pc)
-                        };
+                        let Some(x) = int!(*slot) else { int_general!('exec, instr) };
                         let Some(next) = x.checked_add(i64::from(*delta)) else {
-                            fail!(self, int_error(IntOp::Add, x, i64::from(*delta)), pc)
+                            int_general!('exec, instr)
                         };
-                        set_int(counter, next);
+                        // SAFETY: `slot` is a slot of the frame (`Program::verify`).
+                        set_int(unsafe { reg(regs, *slot) }, next);
                         if op.ints(next, i64::from(*imm)) {
                             goto!('exec, *target);
                         }
                     }
                     Instr::LoopInt { slot, delta, op, rhs, target } => {
-                        // SAFETY: `rhs` is a slot of the frame (`Program::verify`).
-                        let bound = int_of(unsafe { reg(regs, *rhs) });
-                        // SAFETY: `slot` is a slot of the frame (`Program::verify`).
-                        let counter = unsafe { reg(regs, *slot) };
-                        let (Some(x), Some(bound)) = (int_of(counter), bound) else {
-                            fail!(self, not_an_integer(counter), pc)
+                        let (Some(x), Some(bound)) = (int!(*slot), int!(*rhs)) else {
+                            int_general!('exec, instr)
                         };
                         let Some(next) = x.checked_add(i64::from(*delta)) else {
-                            fail!(self, int_error(IntOp::Add, x, i64::from(*delta)), pc)
+                            int_general!('exec, instr)
                         };
-                        set_int(counter, next);
+                        // SAFETY: `slot` is a slot of the frame (`Program::verify`).
+                        set_int(unsafe { reg(regs, *slot) }, next);
                         if op.ints(next, bound) {
                             goto!('exec, *target);
                         }
                     }
                     Instr::JumpIntCmp { op, a, b, target } => {
-                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
-                        let x = int_of(unsafe { reg(regs, *a) });
-                        // SAFETY: `b` is a slot of the frame (`Program::verify`).
-                        let y = int_of(unsafe { reg(regs, *b) });
-                        let (Some(x), Some(y)) = (x, y) else {
-                            // SAFETY: `a` is a slot of the frame (`Program::verify`).
-                            fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
+                        let (Some(x), Some(y)) = (int!(*a), int!(*b)) else {
+                            int_general!('exec, instr)
                         };
                         if op.ints(x, y) {
                             goto!('exec, *target);
@@ -1167,64 +1219,37 @@ impl<'p, 'o> Machine<'p, 'o> {
                         set_float(unsafe { reg(regs, *dst) }, *value)
                     }
                     Instr::FloatArith { op, dst, a, b } => {
-                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
-                        let x = plain_number(unsafe { reg(regs, a.slot()) });
-                        // SAFETY: `b` is a slot of the frame (`Program::verify`).
-                        let y = plain_number(unsafe { reg(regs, b.slot()) });
-                        match (x, y) {
-                            (Some(x), Some(y)) => {
-                                let z = op.apply(x, y);
+                        // SAFETY: shared reads of two slots of the frame (`Program::verify`),
+                        // which may be the same slot; they end before `dst` is written.
+                        let (x, y) = unsafe {
+                            (&*regs.add(a.slot() as usize), &*regs.add(b.slot() as usize))
+                        };
+                        if let (&Value::Float(x), &Value::Float(y)) = (x, y) {
+                            let z = op.apply(x, y);
+                            if !TRACE || z.is_finite() {
                                 // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                                 set_float(unsafe { reg(regs, *dst) }, z);
-                                if TRACE && !z.is_finite() {
-                                    let inputs = [Value::Float(x), Value::Float(y)];
-                                    if let Err(error) =
-                                        self.check_made(instr, &inputs, &Value::Float(z))
-                                    {
-                                        fail!(self, error, pc);
-                                    }
-                                }
+                                pc += 1;
+                                continue 'exec;
                             }
-                            _ => {
-                                // Floats tracked at one level: recorded here, with the result
-                                // written in place (see `record_binary`). SAFETY: `a` and `b`
-                                // are verified slots of this frame, and no reference to them is
-                                // held across the call.
-                                if !TRACE
-                                    && let Some(result) =
-                                        unsafe { record_binary(&mut self.tape, *op, regs, *a, *b) }
-                                {
-                                    match result {
-                                        Ok((z, node)) => {
-                                            // SAFETY: `dst` is a slot of the frame
-                                            // (`Program::verify`).
-                                            set_tracked(unsafe { reg(regs, *dst) }, z, node)
-                                        }
-                                        Err(error) => fail!(self, RuntimeError::from(error), pc),
-                                    }
-                                    pc += 1;
-                                    continue 'exec;
-                                }
-                                // Anything else: the operation records itself on the tape,
-                                // which never touches the value stack, so `regs` stays valid.
-                                // SAFETY: `a` and `b` are slots of the frame (`Program::verify`).
-                                let (x, y) = unsafe { (fetch(regs, *a), fetch(regs, *b)) };
-                                // A traced run records each operation alone (`interp::trace`).
-                                let fresh = [a.is_fresh() && !TRACE, b.is_fresh() && !TRACE];
-                                let inputs = TRACE.then(|| [x.clone(), y.clone()]);
-                                match ops::binary_fused(&mut self.tape, *op, x, y, fresh) {
-                                    // SAFETY: `dst` is a slot of the frame (`Program::verify`).
-                                    Ok(value) => unsafe { *reg(regs, *dst) = value },
-                                    Err(error) => fail!(self, RuntimeError::from(error), pc),
-                                }
+                        }
+                        // Floats tracked at one level: recorded here, with the result written in
+                        // place (see `record_binary`). SAFETY: `a` and `b` are verified slots of
+                        // this frame, and no reference to them is held across the call.
+                        if !TRACE
+                            && let Some(result) =
+                                unsafe { record_binary(&mut self.tape, *op, regs, *a, *b) }
+                        {
+                            match result {
                                 // SAFETY: `dst` is a slot of the frame (`Program::verify`).
-                                if let Some(inputs) = inputs
-                                    && let Err(error) =
-                                        self.check_made(instr, &inputs, unsafe { reg(regs, *dst) })
-                                {
-                                    fail!(self, error, pc);
-                                }
+                                Ok((z, node)) => set_tracked(unsafe { reg(regs, *dst) }, z, node),
+                                Err(error) => fail!(self, RuntimeError::from(error), pc),
                             }
+                            pc += 1;
+                            continue 'exec;
+                        }
+                        if let Err(error) = self.float_arith::<TRACE>(base, instr) {
+                            fail!(self, error, pc);
                         }
                     }
                     // A traced run takes the instructions the expression stands for.
@@ -1256,13 +1281,8 @@ impl<'p, 'o> Machine<'p, 'o> {
                         continue 'exec;
                     }
                     Instr::IntCmp { op, dst, a, b } => {
-                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
-                        let x = int_of(unsafe { reg(regs, *a) });
-                        // SAFETY: `b` is a slot of the frame (`Program::verify`).
-                        let y = int_of(unsafe { reg(regs, *b) });
-                        let (Some(x), Some(y)) = (x, y) else {
-                            // SAFETY: `a` is a slot of the frame (`Program::verify`).
-                            fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
+                        let (Some(x), Some(y)) = (int!(*a), int!(*b)) else {
+                            int_general!('exec, instr)
                         };
                         // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                         set_bool(unsafe { reg(regs, *dst) }, op.ints(x, y));
@@ -1354,20 +1374,8 @@ impl<'p, 'o> Machine<'p, 'o> {
                         attempt!(self, self.tape.refresh_var(value), pc);
                     }
                     Instr::NegInt { dst, a } => {
-                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
-                        let Some(x) = int_of(unsafe { reg(regs, *a) }) else {
-                            // SAFETY: `a` is a slot of the frame (`Program::verify`).
-                            fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
-                        };
-                        let Some(value) = x.checked_neg() else {
-                            fail!(
-                                self,
-                                RuntimeError::new(
-                                    Code::IntegerOverflow,
-                                    format!("integer overflow: -({x}) does not fit in an int"),
-                                ),
-                                pc
-                            )
+                        let Some(value) = int!(*a).and_then(i64::checked_neg) else {
+                            int_general!('exec, instr)
                         };
                         // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                         set_int(unsafe { reg(regs, *dst) }, value);
@@ -1441,15 +1449,11 @@ impl<'p, 'o> Machine<'p, 'o> {
                     }
                     // A traced run takes the general path, which checks what it made.
                     Instr::GetElem { dst, base: tensor, i, j, index } if !TRACE => {
-                        // SAFETY: verified slots of this frame; the indices are copied out
-                        // before the tensor's slot is borrowed.
-                        let read = unsafe {
-                            element_indices(unit, regs, *i, *j, *index, |ix| {
-                                match reg(regs, tensor.slot()) {
-                                    Value::Tensor(t) => t.element(ix),
-                                    _ => None,
-                                }
-                            })
+                        // SAFETY: a shared read of a slot of the frame (`Program::verify`),
+                        // which ends before anything is written.
+                        let read = match unsafe { &*regs.add(tensor.slot() as usize) } {
+                            Value::Tensor(t) => element_at!(*i, *j, *index, ix => t.element(ix)),
+                            _ => None,
                         };
                         match read {
                             Some(x) => {
@@ -1469,26 +1473,15 @@ impl<'p, 'o> Machine<'p, 'o> {
                         }
                     }
                     Instr::SetElem { target, value, op, i, j, index } if !TRACE => {
-                        // SAFETY: verified slots of this frame; the number and the indices are
-                        // copied out before the tensor's slot is borrowed.
+                        // SAFETY: `value` is a slot of the frame (`Program::verify`).
                         let x = plain_number(unsafe { reg(regs, value.slot()) });
                         let copies = &mut self.tensor_copies;
-                        // SAFETY: `i`, `j`, the chain's entries and `target` are slots of the
-                        // frame (`Program::verify`); the indices are read before `target` is
-                        // borrowed, and nothing else borrows it.
-                        let written = x.and_then(|x| unsafe {
-                            element_indices(unit, regs, *i, *j, *index, |ix| {
-                                let Value::Tensor(t) = reg(regs, *target) else { return None };
-                                let shared = Rc::strong_count(t) > 1 || t.shares_buffer();
-                                // A shared tensor is cloned here, sharing the buffer; the
-                                // element's write then copies the buffer once.
-                                let element = Rc::make_mut(t).element_mut(ix)?;
-                                *element = match op {
-                                    None => x,
-                                    Some(op) => op.apply(*element, x),
-                                };
-                                *copies += u64::from(shared);
-                                Some(())
+                        // The indices are read (`element_at`) before `target` is borrowed.
+                        let written = x.and_then(|x| {
+                            element_at!(*i, *j, *index, ix => {
+                                // SAFETY: `target` is a slot of the frame (`Program::verify`),
+                                // and nothing else borrows it.
+                                write_element(unsafe { reg(regs, *target) }, ix, x, *op, copies)
                             })
                         });
                         if written.is_none() {
@@ -1600,6 +1593,105 @@ impl<'p, 'o> Machine<'p, 'o> {
             pc = finished.ret as usize;
             regs = caller_regs;
         }
+    }
+
+    /// The integer instructions on what their fast paths in [`Machine::run_code`] do not take:
+    /// a `char` or `bool` operand, an overflow, a division by zero or a bad shift (the error to
+    /// report), with ordinary indexing. Returns where the instruction jumps, if it does.
+    #[cold]
+    #[inline(never)]
+    fn int_general(&mut self, base: usize, instr: &Instr) -> Result<Option<u32>, RuntimeError> {
+        let int = |machine: &Self, slot: u32| {
+            let value = &machine.stack[base + slot as usize];
+            int_of(value).ok_or_else(|| not_an_integer(value))
+        };
+        let (dst, value) = match *instr {
+            Instr::IntArith { op, dst, a, b } => {
+                (dst, Value::Int(int_arith(op, int(self, a)?, int(self, b)?)?))
+            }
+            Instr::IntArithImm { op, dst, a, imm } => {
+                (dst, Value::Int(int_arith(op, int(self, a)?, i64::from(imm))?))
+            }
+            Instr::IntCmp { op, dst, a, b } => {
+                (dst, Value::Bool(op.ints(int(self, a)?, int(self, b)?)))
+            }
+            Instr::NegInt { dst, a } => {
+                let x = int(self, a)?;
+                let Some(value) = x.checked_neg() else {
+                    let message = format!("integer overflow: -({x}) does not fit in an int");
+                    return Err(RuntimeError::new(Code::IntegerOverflow, message));
+                };
+                (dst, Value::Int(value))
+            }
+            Instr::JumpIntCmp { op, a, b, target } => {
+                return Ok(op.ints(int(self, a)?, int(self, b)?).then_some(target));
+            }
+            Instr::JumpIntCmpImm { op, a, imm, target } => {
+                return Ok(op.ints(int(self, a)?, i64::from(imm)).then_some(target));
+            }
+            Instr::LoopInt { slot, delta, op, rhs, target } => {
+                let (x, bound) = (int(self, slot)?, int(self, rhs)?);
+                let next = int_arith(IntOp::Add, x, i64::from(delta))?;
+                self.set(base, slot, Value::Int(next));
+                return Ok(op.ints(next, bound).then_some(target));
+            }
+            Instr::LoopIntImm { slot, delta, op, imm, target } => {
+                let next = int_arith(IntOp::Add, int(self, slot)?, i64::from(delta))?;
+                self.set(base, slot, Value::Int(next));
+                return Ok(op.ints(next, i64::from(imm)).then_some(target));
+            }
+            _ => return Err(RuntimeError::internal("an integer instruction expected")),
+        };
+        self.set(base, dst, value);
+        Ok(None)
+    }
+
+    /// [`Instr::FloatArith`] on what [`Machine::run_code`] does not take on its fast paths (two
+    /// plain floats, and floats tracked at one level, recorded by [`record_binary`]): an `int`
+    /// operand, any other value (through [`ops::binary_fused`]), and in a traced run everything,
+    /// with the check of what it made.
+    #[inline(never)]
+    fn float_arith<const TRACE: bool>(
+        &mut self,
+        base: usize,
+        instr: &Instr,
+    ) -> Result<(), RuntimeError> {
+        let Instr::FloatArith { op, dst, a, b } = instr else {
+            return Err(RuntimeError::internal("float arithmetic without its instruction"));
+        };
+        let regs = self.frame_regs(base);
+        // SAFETY: `a` is a slot of the frame (`Program::verify`).
+        let x = plain_number(unsafe { reg(regs, a.slot()) });
+        // SAFETY: `b` is a slot of the frame (`Program::verify`).
+        let y = plain_number(unsafe { reg(regs, b.slot()) });
+        match (x, y) {
+            (Some(x), Some(y)) => {
+                let z = op.apply(x, y);
+                // SAFETY: `dst` is a slot of the frame (`Program::verify`).
+                set_float(unsafe { reg(regs, *dst) }, z);
+                if TRACE && !z.is_finite() {
+                    let inputs = [Value::Float(x), Value::Float(y)];
+                    self.check_made(instr, &inputs, &Value::Float(z))?;
+                }
+            }
+            _ => {
+                // Anything else: the operation records itself on the tape, which never touches
+                // the value stack, so `regs` stays valid.
+                // SAFETY: `a` and `b` are slots of the frame (`Program::verify`).
+                let (x, y) = unsafe { (fetch(regs, *a), fetch(regs, *b)) };
+                // A traced run records each operation alone (`interp::trace`).
+                let fresh = [a.is_fresh() && !TRACE, b.is_fresh() && !TRACE];
+                let inputs = TRACE.then(|| [x.clone(), y.clone()]);
+                let value = ops::binary_fused(&mut self.tape, *op, x, y, fresh)?;
+                // SAFETY: `dst` is a slot of the frame (`Program::verify`).
+                unsafe { *reg(regs, *dst) = value };
+                if let Some(inputs) = inputs {
+                    // SAFETY: `dst` is a slot of the frame (`Program::verify`).
+                    self.check_made(instr, &inputs, unsafe { reg(regs, *dst) })?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A pointer to the slots of the frame at `base`.
