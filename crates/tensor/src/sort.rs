@@ -19,11 +19,11 @@ const RADIX_THRESHOLD: usize = 256;
 
 /// Bits per radix digit: seven passes cover the 64-bit keys, and a pass whose digit every key
 /// shares is skipped (the top one for floats of one sign and a narrow range of exponents, so six
-/// passes for uniform floats in [0, 1)). Measured in a release build on 10^6 uniform floats,
-/// keys alone, one thread, the fastest of 15 to 30 rounds on the shared two-core machine:
-/// 10-bit digits 14.4 ms against 21.4 ms for 11-bit ones (also six passes: 2,048 buckets are
-/// more write streams than the caches keep open), 16.2 ms for 8-bit ones (eight passes) and
-/// 21.3 ms for 13-bit ones (five passes).
+/// passes for uniform floats in [0, 1)). Measured by `bench/library/sort.nb` (10^6 uniform
+/// floats) in release builds that differ in this width alone, run in turn on the shared two-core
+/// machine, the fastest of 24 runs: 14.2 ms a sort with 10-bit digits, 17.8 ms with 8-bit ones
+/// (eight passes), 24.5 ms with 11-bit ones (six passes: 2,048 buckets are more write streams
+/// than the caches keep open).
 const DIGIT_BITS: u32 = 10;
 const BUCKETS: usize = 1 << DIGIT_BITS;
 const PASSES: usize = 64_usize.div_ceil(DIGIT_BITS as usize);
@@ -142,13 +142,15 @@ fn sort_lane_values(lane: &[f64], descending: bool, sorted: &mut [u64], spares: 
 /// is skipped. Returns whether the result is in the spare slices.
 ///
 /// The one sort of long lanes, for values alone (a payload of `()`, which moves nothing) and for
-/// positions. Measured against it in a release build on 10^6 uniform floats (keys alone, the
-/// fastest of 15 to 30 rounds on the shared two-core machine, 14.4 ms): `sort_unstable` (ipnsort)
-/// on the same keys 20.6 ms; the stable `sort` (driftsort) 36 ms; an MSD pass on the highest
-/// varying digit until buckets fit in the cache, then this sort in each, 16.2 ms; the two halves
-/// sorted on two threads and merged from both ends at once (one thread each) 14.3 ms against
-/// 16.5 ms on one thread in the same rounds, but in `bench/library/sort.nb` 18.8 ms a sort
-/// against 14.6 ms on one thread: the passes are bound by memory, which the two cores share.
+/// positions. Measured against it on 10^6 uniform floats, keys alone, in a standalone release
+/// build on the shared two-core machine (the fastest of 15 to 30 rounds; 14.4 ms):
+/// `sort_unstable` (ipnsort) on the same keys 20.6 ms; the stable `sort` (driftsort) 36 ms; an
+/// MSD pass on the highest varying digit until buckets fit in the cache, then this sort in each,
+/// 16.2 ms; keys computed by the first move and turned back into floats by the last (two passes
+/// over memory fewer) 15.9 ms against 13.7 ms in the same rounds; the two halves sorted on two
+/// threads and merged from both ends at once (one thread each) 14.3 ms against 16.5 ms on one
+/// thread in the same rounds, but in `bench/library/sort.nb` 18.8 ms a sort against 14.6 ms on
+/// one thread (the passes are bound by memory, which the two cores share).
 fn radix_sort<P: Copy>(
     keys: &mut [u64],
     payload: &mut [P],
@@ -301,9 +303,9 @@ pub fn positions_along(shape: &[usize], axis: usize) -> Result<Tensor, TensorErr
 /// The values of `sort`, bit for bit what [`sort_gather`]'s map gives, without the map: the
 /// keys of each lane sorted alone and turned back into floats in place of the result (half the
 /// memory traffic of sorting positions along, and no gather). `bench/library/sort.nb` (10^6
-/// uniform floats, release build, the fastest of 10 runs): 14.6 ms a sort, where the same sort
-/// with 11-bit digits, the lane copied out and the result written apart took 27.1 ms; NumPy's
-/// `sort` 11.9 ms at the same time.
+/// uniform floats, release builds run in turn, the fastest of 24 runs): 14.2 ms a sort, where the
+/// sort before (11-bit digits, the lane copied out, lanes with a zero or a NaN through their
+/// positions) took 26.4 ms; NumPy's `sort` 11.9 ms at the same time.
 pub fn sort_values(x: &Tensor, axis: usize, descending: bool) -> Result<Tensor, TensorError> {
     let shape = x.shape();
     let extent = checked_extent(shape, axis)?;
@@ -446,13 +448,16 @@ mod tests {
     #[test]
     fn sorts_at_the_radix_threshold_keep_the_stable_order() {
         // Lanes just under, at and just over the length that takes the radix sort, sorted for
-        // their values and for their positions, along the last axis and along another; the
-        // last lane's keys differ in two radix digits alone (an even number of moves).
+        // their values and for their positions, along the last axis and along another; then
+        // lanes whose keys differ in two radix digits (an even number of moves), in one (one
+        // move), and in none (both zeros, no move).
         let lanes = [
             special_lane(RADIX_THRESHOLD - 1, 11),
             special_lane(RADIX_THRESHOLD, 12),
             special_lane(3001, 13),
             (0..3001).map(|i| 2.0 + ((i * 7) % 100) as f64 / 64.0).collect(),
+            (0..3001).map(|i| 1.0 + ((i * 7) % 17) as f64 * f64::EPSILON).collect(),
+            (0..300).map(|i| if i % 3 == 0 { -0.0 } else { 0.0 }).collect(),
         ];
         for lane in lanes {
             let len = lane.len();
