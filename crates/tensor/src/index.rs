@@ -37,13 +37,18 @@ impl Tensor {
 
     /// The element at `index` for writing, as [`Tensor::element`] finds it. A buffer that
     /// another tensor shares is copied first (copy on write; see [`Tensor::shares_buffer`]), so
-    /// the write is seen through this tensor only; it is copied even when `index` turns out not
-    /// to name an element.
-    #[inline(always)]
+    /// the write is seen through this tensor only.
+    #[inline]
     pub fn element_mut(&mut self, index: &[i64]) -> Option<&mut f64> {
-        // Copying a shared buffer may change the strides: the offset comes after.
-        let first = self.array.as_mut_ptr();
         let offset = element_offset(self.shape(), self.array.strides(), index)?;
+        // Copying a shared buffer (in `as_mut_ptr`) may change the strides, and so the offset.
+        let shared = self.shares_buffer();
+        let first = self.array.as_mut_ptr();
+        let offset = if shared {
+            element_offset(self.shape(), self.array.strides(), index)?
+        } else {
+            offset
+        };
         // SAFETY: `element_offset` found every index inside its axis, so the offset by the
         // strides of the (now unshared) array names one of its elements, borrowed with `self`.
         Some(unsafe { &mut *first.offset(offset) })

@@ -397,9 +397,8 @@ unsafe fn chain_indices(
 
 /// Writes `x` (or, with `op`, `element op x`) into the element at `ix` of the tensor in `slot`,
 /// copying its buffer first when another value shares it (counted in `copies`); `None` when
-/// `slot` holds no untracked tensor or `ix` is not one of its elements. Out of line: the
-/// interpreter's `SetElem` has a case for each number of indices, and one copy serves them all.
-#[inline(never)]
+/// `slot` holds no untracked tensor or `ix` is not one of its elements.
+#[inline(always)]
 fn write_element(
     slot: &mut Value,
     ix: &[i64],
