@@ -18,7 +18,7 @@ use ndarray::{ArrayBase, Axis, IxDyn, RawData, Slice};
 use super::Tensor;
 use super::error::TensorError;
 
-/// The most axes [`Tensor::element`] and [`Tensor::element_mut`] take; a tensor of more axes is
+/// The most axes [`Tensor::element`] and [`Tensor::unshared_element_mut`] take; a tensor of more axes is
 /// indexed by [`get`] and [`set`].
 pub const MAX_ELEMENT_RANK: usize = 8;
 
@@ -35,23 +35,29 @@ impl Tensor {
         Some(unsafe { *self.array.as_ptr().offset(offset) })
     }
 
-    /// The element at `index` for writing, as [`Tensor::element`] finds it. A buffer that
-    /// another tensor shares is copied first (copy on write; see [`Tensor::shares_buffer`]), so
-    /// the write is seen through this tensor only.
+    /// The element at `index` for writing in place, as [`Tensor::element`] finds it, when no
+    /// other tensor shares the buffer; `None` when one does (the caller then writes through
+    /// [`set`], which copies the buffer first) or when `index` names no element.
+    ///
+    /// One uniqueness check, a load of the buffer's count: ndarray's own `as_mut_ptr` would ask
+    /// `Arc::get_mut`, an atomic compare-and-swap, on every write.
     #[inline]
-    pub fn element_mut(&mut self, index: &[i64]) -> Option<&mut f64> {
+    pub fn unshared_element_mut(&mut self, index: &[i64]) -> Option<&mut f64> {
+        if self.shares_buffer() {
+            return None;
+        }
+        // The count of 1 may have been left by another thread dropping its handle: synchronise
+        // with that drop (a release decrement) before touching the data, as `Arc::get_mut` does.
+        // On x86 this is no instruction.
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
         let offset = element_offset(self.shape(), self.array.strides(), index)?;
-        // Copying a shared buffer (in `as_mut_ptr`) may change the strides, and so the offset.
-        let shared = self.shares_buffer();
-        let first = self.array.as_mut_ptr();
-        let offset = if shared {
-            element_offset(self.shape(), self.array.strides(), index)?
-        } else {
-            offset
-        };
-        // SAFETY: `element_offset` found every index inside its axis, so the offset by the
-        // strides of the (now unshared) array names one of its elements, borrowed with `self`.
-        Some(unsafe { &mut *first.offset(offset) })
+        // SAFETY: the buffer's reference count is 1 and `self` is borrowed mutably, so this
+        // array is the buffer's only handle and nothing else reads or writes it while the
+        // returned borrow (tied to `self`) lives. The array's stored pointer is the one
+        // ndarray's `as_mut_ptr` returns after finding the buffer unique (its copy on write does
+        // nothing then), and `element_offset` found every index inside its axis, so the offset
+        // by the array's strides names one of its elements.
+        Some(unsafe { &mut *self.array.as_ptr().cast_mut().offset(offset) })
     }
 
     /// Whether another tensor shares this one's buffer, so that a write copies it first.

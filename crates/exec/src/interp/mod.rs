@@ -283,7 +283,7 @@ unsafe fn release(regs: *mut Value, n_slots: u32) {
 fn set_int(slot: &mut Value, value: i64) {
     match slot {
         Value::Int(x) => *x = value,
-        other => *other = Value::Int(value),
+        other => store(other, Value::Int(value)),
     }
 }
 
@@ -292,8 +292,30 @@ fn set_int(slot: &mut Value, value: i64) {
 fn set_float(slot: &mut Value, value: f64) {
     match slot {
         Value::Float(x) => *x = value,
-        other => *other = Value::Float(value),
+        other => store(other, Value::Float(value)),
     }
+}
+
+/// Stores `value` in `slot`, and drops what the slot held out of line when that was a tensor.
+/// The value is written before any call: with an ordinary assignment, the old value's drop (a
+/// call) came first, so the new number was spilled to the native stack and reloaded around it on
+/// every store.
+#[inline(always)]
+fn store(slot: &mut Value, value: Value) {
+    let old = std::mem::replace(slot, value);
+    if matches!(old, Value::Tensor(_) | Value::Tracked(_)) {
+        drop_value(old);
+    } else {
+        // A number: nothing to drop.
+        std::mem::forget(old);
+    }
+}
+
+/// Drops a tensor (or tracked value) that [`store`] replaced.
+#[cold]
+#[inline(never)]
+fn drop_value(value: Value) {
+    drop(value);
 }
 
 /// Stores a float tracked at one level like [`set_int`].
@@ -304,7 +326,7 @@ fn set_tracked(slot: &mut Value, value: f64, node: NodeRef) {
             *x = value;
             *n = node;
         }
-        other => *other = Value::TrackedFloat { value, node },
+        other => store(other, Value::TrackedFloat { value, node }),
     }
 }
 
@@ -358,7 +380,7 @@ unsafe fn record_binary(
 fn set_bool(slot: &mut Value, value: bool) {
     match slot {
         Value::Bool(x) => *x = value,
-        other => *other = Value::Bool(value),
+        other => store(other, Value::Bool(value)),
     }
 }
 
@@ -396,26 +418,17 @@ unsafe fn chain_indices(
 }
 
 /// Writes `x` (or, with `op`, `element op x`) into the element at `ix` of the tensor in `slot`,
-/// copying its buffer first when another value shares it (counted in `copies`); `None` when
-/// `slot` holds no untracked tensor or `ix` is not one of its elements.
+/// in place; `None` when `slot` holds no untracked tensor, when another value shares the tensor
+/// or its buffer (the general path copies it first, and counts the copy), or when `ix` is not one
+/// of its elements.
 #[inline(always)]
-fn write_element(
-    slot: &mut Value,
-    ix: &[i64],
-    x: f64,
-    op: Option<tensor::BinaryOp>,
-    copies: &mut u64,
-) -> Option<()> {
+fn write_element(slot: &mut Value, ix: &[i64], x: f64, op: Option<tensor::BinaryOp>) -> Option<()> {
     let Value::Tensor(t) = slot else { return None };
-    let shared = Rc::strong_count(t) > 1 || t.shares_buffer();
-    // A shared tensor is cloned here, sharing the buffer; the element's write then copies the
-    // buffer once.
-    let element = Rc::make_mut(t).element_mut(ix)?;
+    let element = Rc::get_mut(t)?.unshared_element_mut(ix)?;
     *element = match op {
         None => x,
         Some(op) => op.apply(*element, x),
     };
-    *copies += u64::from(shared);
     Some(())
 }
 
@@ -1475,13 +1488,12 @@ impl<'p, 'o> Machine<'p, 'o> {
                     Instr::SetElem { target, value, op, i, j, index } if !TRACE => {
                         // SAFETY: `value` is a slot of the frame (`Program::verify`).
                         let x = plain_number(unsafe { reg(regs, value.slot()) });
-                        let copies = &mut self.tensor_copies;
                         // The indices are read (`element_at`) before `target` is borrowed.
                         let written = x.and_then(|x| {
                             element_at!(*i, *j, *index, ix => {
                                 // SAFETY: `target` is a slot of the frame (`Program::verify`),
                                 // and nothing else borrows it.
-                                write_element(unsafe { reg(regs, *target) }, ix, x, *op, copies)
+                                write_element(unsafe { reg(regs, *target) }, ix, x, *op)
                             })
                         });
                         if written.is_none() {
