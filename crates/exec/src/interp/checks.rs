@@ -114,8 +114,11 @@ impl Machine<'_, '_> {
         slot: u32,
         check: &ShapeCheck,
     ) -> Result<(), RuntimeError> {
-        let shape = self.stack[base + slot as usize].shape().to_vec();
-        let is_tensor = self.stack[base + slot as usize].is_tensor();
+        // A second handle on the value (a reference count, where copying the shape out would
+        // allocate on every call), so that the shape stays readable while sizes are bound.
+        let value = self.stack[base + slot as usize].clone();
+        let shape = value.shape();
+        let is_tensor = value.is_tensor();
         if !is_tensor && !check.ranked {
             return Ok(());
         }
@@ -175,7 +178,7 @@ impl Machine<'_, '_> {
         }
         let unbound: Vec<SizePlace> =
             check.dims.iter().filter_map(DimSpec::binds).skip(bound).collect();
-        let mut message = self.shape_message(base, check, &shape, &unbound);
+        let mut message = self.shape_message(base, check, shape, &unbound);
         if let Some(why) = why {
             message.push_str(&format!(": {why}"));
         }
