@@ -167,3 +167,44 @@ fn an_int_beside_a_tracked_float_costs_what_its_cast_costs() {
     let expected = (1.0 + x.cos()) * 499500.0;
     assert!((gradient - expected).abs() <= 1e-12 * expected, "{gradient} against {expected}");
 }
+
+/// One float expression on plain operands, on operands tracked at one level (the program tape,
+/// and a transform) and on operands tracked at two levels (a transform of a transform, which the
+/// general operations record): the value is the same bits every way; the first derivative is the
+/// same bits on the program tape and in `grad(f)`, and agrees to rounding on doubly tracked
+/// operands (the general operations' backward multiplies the partials in another order than the
+/// fused scalar records); the second derivative is the same bits through `grad(grad(f))` and
+/// `value_and_grad(grad(f))`.
+#[test]
+fn plain_tracked_and_doubly_tracked_operands_agree() {
+    let dir = scratch("float-expr-levels");
+    let mut rng = Lcg(0x1e7e15);
+    let number = |text: &str| -> f64 { text.parse().unwrap_or_else(|err| panic!("{text}: {err}")) };
+    let close = |a: f64, b: f64| {
+        a.to_bits() == b.to_bits()
+            || (a.is_nan() && b.is_nan())
+            || (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+    };
+    let mut checked = 0;
+    for _ in 0..60 {
+        let y = expression(&mut rng, 3);
+        // `backward` needs a `var` to differentiate.
+        if !y.split(|c: char| !c.is_alphanumeric()).any(|name| name == "p" || name == "q") {
+            continue;
+        }
+        checked += 1;
+        let text = format!(
+            "function float g(float p, float q) {{\n    float r = 2.5;\n    int n = 3;\n    return {y};\n}}\nfunction float dg(float p, float q) {{\n    return grad(g)(p, q);\n}}\nfunction float value(float p, float q) {{\n    (float v, float d) = value_and_grad(g)(p, q);\n    return v;\n}}\nfloat p0 = 0.7;\nfloat q0 = -1.3;\nvar float p = 0.7;\nvar float q = -1.3;\nfloat y = g(p, q);\nbackward(y);\n(float v2, float d2) = value_and_grad(value)(p0, q0);\n(float d1, float dd) = value_and_grad(dg)(p0, q0);\nprint(g(p0, q0), y, v2);\nprint(grad(p), grad(g)(p0, q0), d2, d1);\nprint(dd, grad(grad(g))(p0, q0));\n"
+        );
+        let (out, _) = agree(&dir, &text);
+        let lines: Vec<Vec<&str>> = out.lines().map(|l| l.split(' ').collect()).collect();
+        let [values, firsts, seconds] = &lines[..] else { panic!("{y}: {out}") };
+        assert!(values.iter().all(|v| v == &values[0]), "values of {y}: {out}");
+        assert_eq!(firsts[0], firsts[1], "first derivatives of {y}: {out}");
+        for doubly in &firsts[2..] {
+            assert!(close(number(firsts[0]), number(doubly)), "first derivatives of {y}: {out}");
+        }
+        assert_eq!(seconds[0], seconds[1], "second derivatives of {y}: {out}");
+    }
+    assert!(checked >= 40, "{checked} expressions");
+}
