@@ -75,9 +75,12 @@ fn element_offset(shape: &[usize], strides: &[isize], index: &[i64]) -> Option<i
     if index.len() != shape.len() || index.len() > MAX_ELEMENT_RANK {
         return None;
     }
+    // Driven by `index`, whose length the interpreter's one- and two-index accesses fix at
+    // compile time, so that the loop unrolls.
+    let strides = strides.get(..index.len())?;
     let mut offset = 0;
-    for ((&i, &extent), &stride) in index.iter().zip(shape).zip(strides) {
-        offset += position(i, extent)? as isize * stride;
+    for (k, &i) in index.iter().enumerate() {
+        offset += position(i, shape[k])? as isize * strides[k];
     }
     Some(offset)
 }
