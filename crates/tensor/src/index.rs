@@ -18,8 +18,8 @@ use ndarray::{ArrayBase, Axis, IxDyn, RawData, Slice};
 use super::Tensor;
 use super::error::TensorError;
 
-/// The most axes [`Tensor::element`] and [`Tensor::unshared_element_mut`] take; a tensor of more axes is
-/// indexed by [`get`] and [`set`].
+/// The most axes [`Tensor::element`] and [`Tensor::unshared_element_mut`] take; a tensor of more
+/// axes is indexed by [`get`] and [`set`].
 pub const MAX_ELEMENT_RANK: usize = 8;
 
 impl Tensor {
