@@ -15,8 +15,8 @@
 
 use ndarray::{ArrayBase, Axis, IxDyn, RawData, Slice};
 
-use super::Tensor;
 use super::error::TensorError;
+use super::{HEAD_RANK, Tensor};
 
 /// The most axes [`Tensor::element`] and [`Tensor::unshared_element_mut`] take; a tensor of more
 /// axes is indexed by [`get`] and [`set`].
@@ -29,7 +29,7 @@ impl Tensor {
     /// caller then indexes through [`get`], which words the error.
     #[inline]
     pub fn element(&self, index: &[i64]) -> Option<f64> {
-        let offset = element_offset(self.shape(), self.array.strides(), index)?;
+        let offset = self.element_offset(index)?;
         // SAFETY: `element_offset` found every index inside its axis, so the offset by the
         // array's strides names one of its elements.
         Some(unsafe { *self.array.as_ptr().offset(offset) })
@@ -50,7 +50,7 @@ impl Tensor {
         // with that drop (a release decrement) before touching the data, as `Arc::get_mut` does.
         // On x86 this is no instruction.
         std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
-        let offset = element_offset(self.shape(), self.array.strides(), index)?;
+        let offset = self.element_offset(index)?;
         // SAFETY: the buffer's reference count is 1 and `self` is borrowed mutably, so this
         // array is the buffer's only handle and nothing else reads or writes it while the
         // returned borrow (tied to `self`) lives. The array's stored pointer is the one
@@ -58,6 +58,27 @@ impl Tensor {
         // nothing then), and `element_offset` found every index inside its axis, so the offset
         // by the array's strides names one of its elements.
         Some(unsafe { &mut *self.array.as_ptr().cast_mut().offset(offset) })
+    }
+
+    /// [`element_offset`] for this tensor; up to [`HEAD_RANK`] indices read the layout from
+    /// [`Head`], and an index in `0..extent` takes one unsigned compare.
+    #[inline(always)]
+    fn element_offset(&self, index: &[i64]) -> Option<isize> {
+        // `index.len()` is a constant where the interpreter's one- and two-index accesses call.
+        if index.len() > HEAD_RANK {
+            return element_offset(self.shape(), self.array.strides(), index);
+        }
+        if index.len() != self.head.rank {
+            return None;
+        }
+        let mut offset = 0;
+        for (k, &i) in index.iter().enumerate() {
+            let extent = self.head.extents[k];
+            // A negative `i` is above every extent as a `u64`.
+            let i = if (i as u64) < extent as u64 { i as usize } else { position(i, extent)? };
+            offset += i as isize * self.head.strides[k];
+        }
+        Some(offset)
     }
 
     /// Whether another tensor shares this one's buffer, so that a write copies it first.
