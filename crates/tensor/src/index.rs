@@ -30,7 +30,8 @@ impl Tensor {
     #[inline]
     pub fn element(&self, index: &[i64]) -> Option<f64> {
         let offset = self.element_offset(index)?;
-        // SAFETY: `element_offset` found every index inside its axis, so the offset by the
+        // SAFETY: `element_offset` found every index inside its axis, by the array's own layout
+        // or by `head`, which is that layout (see `Tensor::element_offset`), so the offset by the
         // array's strides names one of its elements.
         Some(unsafe { *self.array.as_ptr().offset(offset) })
     }
@@ -62,8 +63,16 @@ impl Tensor {
 
     /// [`element_offset`] for this tensor; up to [`HEAD_RANK`] indices read the layout from
     /// [`Head`], and an index in `0..extent` takes one unsigned compare.
+    ///
+    /// The unsafe reads and writes of [`Tensor::element`] and [`Tensor::unshared_element_mut`]
+    /// rely on `head` being the array's layout: `Tensor::new`, the only way a tensor is made,
+    /// copies it out of the array, and nothing assigns the array or changes its layout after.
     #[inline(always)]
     fn element_offset(&self, index: &[i64]) -> Option<isize> {
+        debug_assert!(
+            self.head.rank == self.array.ndim()
+                && self.shape().iter().zip(&self.head.extents).all(|(a, b)| a == b)
+        );
         // `index.len()` is a constant where the interpreter's one- and two-index accesses call.
         if index.len() > HEAD_RANK {
             return element_offset(self.shape(), self.array.strides(), index);

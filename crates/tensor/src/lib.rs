@@ -127,6 +127,8 @@ impl Head {
 }
 
 impl Tensor {
+    /// The only way a tensor is made: `head` is copied out of `array` here, and neither is
+    /// changed after (the unsafe element accesses in `index.rs` rely on it).
     fn new(array: ArcArray<f64, IxDyn>) -> Tensor {
         Tensor { head: Head::of(&array), array }
     }
