@@ -99,6 +99,13 @@ pub enum IntOp {
     Or,
 }
 
+impl IntOp {
+    /// Whether `a op b` is `b op a`.
+    pub fn commutes(self) -> bool {
+        matches!(self, IntOp::Add | IntOp::Mul | IntOp::And | IntOp::Xor | IntOp::Or)
+    }
+}
+
 /// Comparison operators.
 ///
 /// Each discriminant is the set of outcomes of comparing `a` with `b` for which the operator
@@ -588,12 +595,14 @@ pub enum Instr {
         a: Slot,
         b: Slot,
     },
-    /// `dst = a op imm` on integers.
+    /// `dst = a op imm` on integers; `imm op a` when `imm_first`, which only a commutative
+    /// operation has (`3 * n + 1`) and only its error message and listing show.
     IntArithImm {
         op: IntOp,
         dst: Slot,
         a: Slot,
         imm: i32,
+        imm_first: bool,
     },
     /// `dst = a cmp b` on integers (`int`, `char`, `bool`).
     IntCmp {

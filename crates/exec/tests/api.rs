@@ -102,6 +102,26 @@ fn errors_carry_the_span_and_the_stack() {
     assert_eq!(stack, expected);
 }
 
+/// An integer overflow names the operands in the order the source writes them, a constant on
+/// either side of a commutative operation included.
+#[test]
+fn an_overflow_names_the_operands_in_source_order() {
+    let big = "4611686018427387904";
+    for (expr, message) in [
+        ("3 * n + 1", format!("3 * {big}")),
+        ("n * 3", format!("{big} * 3")),
+        ("n + n + n", format!("{big} + {big}")),
+        ("1 + (n + (n - 1)) + 1", "1 + 9223372036854775807".to_owned()),
+        ("-2 * n * 2", "-9223372036854775808 * 2".to_owned()),
+    ] {
+        let text = format!("int n = {big};\nprint({expr});\n");
+        let (out, error) = run("overflow-order", &text);
+        let error = error.unwrap_or_else(|| panic!("no error for {expr}"));
+        assert_eq!(out, "");
+        assert_eq!(error.message, format!("integer overflow: {message} does not fit in an int"));
+    }
+}
+
 /// The recursion limit is a configurable, clean error.
 #[test]
 fn the_call_depth_is_limited() {

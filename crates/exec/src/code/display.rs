@@ -228,8 +228,11 @@ impl fmt::Display for Disassembled<'_> {
             Instr::IntArith { op, dst, a, b } => {
                 self.assign(*dst, format!("int {} {} {}", slot(*a), int_op(*op), slot(*b)))
             }
-            Instr::IntArithImm { op, dst, a, imm } => {
+            Instr::IntArithImm { op, dst, a, imm, imm_first: false } => {
                 self.assign(*dst, format!("int {} {} {imm}", slot(*a), int_op(*op)))
+            }
+            Instr::IntArithImm { op, dst, a, imm, imm_first: true } => {
+                self.assign(*dst, format!("int {imm} {} {}", int_op(*op), slot(*a)))
             }
             Instr::IntCmp { op, dst, a, b } => {
                 self.assign(*dst, format!("int {} {} {}", slot(*a), cmp(*op), slot(*b)))

@@ -1157,7 +1157,7 @@ impl<'p, 'o> Machine<'p, 'o> {
             let src: Option<Operand> = 'run: {
                 // SAFETY (for every `reg` below): slots are below `n_slots`, see above.
                 match instr {
-                    Instr::IntArithImm { op, dst, a, imm } => {
+                    Instr::IntArithImm { op, dst, a, imm, .. } => {
                         let (Some(x), imm) = (int!(*a), i64::from(*imm)) else {
                             int_general!('exec, instr)
                         };
@@ -1621,8 +1621,10 @@ impl<'p, 'o> Machine<'p, 'o> {
             Instr::IntArith { op, dst, a, b } => {
                 (dst, Value::Int(int_arith(op, int(self, a)?, int(self, b)?)?))
             }
-            Instr::IntArithImm { op, dst, a, imm } => {
-                (dst, Value::Int(int_arith(op, int(self, a)?, i64::from(imm))?))
+            Instr::IntArithImm { op, dst, a, imm, imm_first } => {
+                let (x, imm) = (int(self, a)?, i64::from(imm));
+                let (a, b) = if imm_first { (imm, x) } else { (x, imm) };
+                (dst, Value::Int(int_arith(op, a, b)?))
             }
             Instr::IntCmp { op, dst, a, b } => {
                 (dst, Value::Bool(op.ints(int(self, a)?, int(self, b)?)))

@@ -332,6 +332,11 @@ impl UnitLowerer<'_, '_> {
         hir::const_int(self.db(), self.body, self.infer, expr)
     }
 
+    /// The constant integer value of `expr` when it fits an instruction's immediate.
+    fn int_imm(&self, expr: ExprId) -> Option<i32> {
+        self.const_int(expr).and_then(|v| i32::try_from(v).ok())
+    }
+
     /// A numeric literal, possibly negated, as a float: tensor literals of these are constants.
     fn const_number(&self, expr: ExprId) -> Option<f64> {
         match &self.body.exprs[expr] {
@@ -407,12 +412,29 @@ impl UnitLowerer<'_, '_> {
                 Ok(Self::result(dest, dst))
             }
             HirBinary::Arith(arith) => {
-                let a = self.expr(lhs, Dest::Any)?;
-                let imm = self.const_int(rhs).and_then(|v| i32::try_from(v).ok());
+                let (lhs_imm, rhs_imm) = (self.int_imm(lhs), self.int_imm(rhs));
                 let integers = int_like(&lhs_ty) && int_like(&rhs_ty) && ty == Ty::Int;
-                if integers && let (Some(int), Some(imm)) = (int_op(arith), imm) {
+                // `3 * n`: a constant on the left of a commutative operation is an immediate too
+                // (the instruction keeps the order for its error message).
+                if integers
+                    && let Some(int) = int_op(arith)
+                    && int.commutes()
+                    && rhs_imm.is_none()
+                    && let Some(imm) = lhs_imm
+                {
+                    let a = self.expr(rhs, Dest::Any)?;
                     let dst = self.dst(dest);
-                    self.emit(Instr::IntArithImm { op: int, dst, a: a.slot(), imm }, span);
+                    let instr =
+                        Instr::IntArithImm { op: int, dst, a: a.slot(), imm, imm_first: true };
+                    self.emit(instr, span);
+                    return Ok(Self::result(dest, dst));
+                }
+                let a = self.expr(lhs, Dest::Any)?;
+                if integers && let (Some(int), Some(imm)) = (int_op(arith), rhs_imm) {
+                    let dst = self.dst(dest);
+                    let instr =
+                        Instr::IntArithImm { op: int, dst, a: a.slot(), imm, imm_first: false };
+                    self.emit(instr, span);
                     return Ok(Self::result(dest, dst));
                 }
                 let b = self.expr(rhs, Dest::Any)?;
@@ -1059,14 +1081,26 @@ impl UnitLowerer<'_, '_> {
                 match ty {
                     Ty::Int => {
                         self.emit(
-                            Instr::IntArithImm { op: IntOp::Add, dst: slot, a: slot, imm: step },
+                            Instr::IntArithImm {
+                                op: IntOp::Add,
+                                dst: slot,
+                                a: slot,
+                                imm: step,
+                                imm_first: false,
+                            },
                             span,
                         );
                     }
                     Ty::Char => {
                         let wide = self.temp();
                         self.emit(
-                            Instr::IntArithImm { op: IntOp::Add, dst: wide, a: slot, imm: step },
+                            Instr::IntArithImm {
+                                op: IntOp::Add,
+                                dst: wide,
+                                a: slot,
+                                imm: step,
+                                imm_first: false,
+                            },
                             span,
                         );
                         self.emit(
