@@ -122,6 +122,30 @@ fn an_overflow_names_the_operands_in_source_order() {
     }
 }
 
+/// A run-time check of a parameter's declared shape binds its size variables, checks the other
+/// arguments against them, and names the first extent that differs at the call.
+#[test]
+fn argument_shapes_bind_and_check_at_run_time() {
+    let functions = "function int rows(Tensor a[n][3]) {\n    return n;\n}\nfunction float last(Tensor a[n], Tensor b[n]) {\n    return a[0] * b[n - 1];\n}\nint k = 3;\nTensor v = ones([k]);\n";
+    let cases = [
+        ("print(rows(ones([k + 1, k])));\nprint(last(v, v * 2.0));\n", "4\n2.0\n", None),
+        (
+            "print(rows(ones([k + 2, k + 1])));\n",
+            "",
+            Some("argument 1 of `rows` must be Tensor[n][3], found Tensor[5][4] (with n = 5)"),
+        ),
+        (
+            "print(last(v, ones([k - 1])));\n",
+            "",
+            Some("argument 2 of `last` must be Tensor[n], found Tensor[2] (with n = 3)"),
+        ),
+    ];
+    for (calls, printed, message) in cases {
+        let (out, error) = run("argument-shapes", &format!("{functions}{calls}"));
+        assert_eq!((out.as_str(), error.map(|e| e.message)), (printed, message.map(str::to_owned)));
+    }
+}
+
 /// The recursion limit is a configurable, clean error.
 #[test]
 fn the_call_depth_is_limited() {
