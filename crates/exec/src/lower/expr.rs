@@ -412,31 +412,21 @@ impl UnitLowerer<'_, '_> {
                 Ok(Self::result(dest, dst))
             }
             HirBinary::Arith(arith) => {
-                let (lhs_imm, rhs_imm) = (self.int_imm(lhs), self.int_imm(rhs));
                 let integers = int_like(&lhs_ty) && int_like(&rhs_ty) && ty == Ty::Int;
-                // `3 * n`: a constant on the left of a commutative operation is an immediate too
-                // (the instruction keeps the order for its error message).
-                if integers
-                    && let Some(int) = int_op(arith)
-                    && int.commutes()
-                    && rhs_imm.is_none()
-                    && let Some(imm) = lhs_imm
-                {
-                    let a = self.expr(rhs, Dest::Any)?;
+                // `n + 1`, and `3 * n`: a constant on the left of a commutative operation is an
+                // immediate too (the instruction keeps the order for its error message).
+                let immediate = match (int_op(arith), self.int_imm(lhs), self.int_imm(rhs)) {
+                    (Some(int), _, Some(imm)) => Some((int, lhs, imm, false)),
+                    (Some(int), Some(imm), None) if int.commutes() => Some((int, rhs, imm, true)),
+                    _ => None,
+                };
+                if integers && let Some((op, operand, imm, imm_first)) = immediate {
+                    let a = self.expr(operand, Dest::Any)?.slot();
                     let dst = self.dst(dest);
-                    let instr =
-                        Instr::IntArithImm { op: int, dst, a: a.slot(), imm, imm_first: true };
-                    self.emit(instr, span);
+                    self.emit(Instr::IntArithImm { op, dst, a, imm, imm_first }, span);
                     return Ok(Self::result(dest, dst));
                 }
                 let a = self.expr(lhs, Dest::Any)?;
-                if integers && let (Some(int), Some(imm)) = (int_op(arith), rhs_imm) {
-                    let dst = self.dst(dest);
-                    let instr =
-                        Instr::IntArithImm { op: int, dst, a: a.slot(), imm, imm_first: false };
-                    self.emit(instr, span);
-                    return Ok(Self::result(dest, dst));
-                }
                 let b = self.expr(rhs, Dest::Any)?;
                 let dst = self.dst(dest);
                 let instr = self.arith_instr(arith, &ty, integers, dst, a, b, span)?;
