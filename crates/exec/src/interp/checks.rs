@@ -114,9 +114,6 @@ impl Machine<'_, '_> {
         slot: u32,
         check: &ShapeCheck,
     ) -> Result<(), RuntimeError> {
-        if self.shape_fits(base, slot, check) {
-            return Ok(());
-        }
         // A second handle on the value (a reference count, where copying the shape out would
         // allocate on every call), so that the shape stays readable while sizes are bound.
         let value = self.stack[base + slot as usize].clone();
@@ -186,46 +183,6 @@ impl Machine<'_, '_> {
             message.push_str(&format!(": {why}"));
         }
         Err(RuntimeError::new(Code::DeclaredShapeFailure, message))
-    }
-
-    /// The fast path of [`Machine::check_shape`], without a second handle on the value: whether
-    /// the value in `slot` is an untracked tensor of the declared rank whose every extent equals
-    /// a fixed extent or a size variable's value in the frame, or is free, binding the fresh size
-    /// variables that live in the frame's slots as it goes. `false` leaves the check to the
-    /// general path, which words the errors and handles scalars, tracked values, globals and
-    /// size expressions; it binds again what this bound, to the same extents.
-    fn shape_fits(&mut self, base: usize, slot: u32, check: &ShapeCheck) -> bool {
-        match &self.stack[base + slot as usize] {
-            Value::Tensor(tensor) if tensor.shape().len() == check.dims.len() => {}
-            _ => return false,
-        }
-        for (axis, spec) in check.dims.iter().enumerate() {
-            // Read again on every axis: binding a size writes the stack.
-            let Value::Tensor(tensor) = &self.stack[base + slot as usize] else { return false };
-            let extent = tensor.shape()[axis];
-            let fits = match *spec {
-                DimSpec::Any => true,
-                DimSpec::Known(n) => n == extent,
-                DimSpec::Slot(s) => match self.stack[base + s as usize] {
-                    Value::Int(n) => usize::try_from(n) == Ok(extent),
-                    _ => false,
-                },
-                // The tensor's own slot is left to the general path, which reads the shape
-                // from a second handle.
-                DimSpec::BindSlot(s) if s != slot => match i64::try_from(extent) {
-                    Ok(n) => {
-                        super::set_int(&mut self.stack[base + s as usize], n);
-                        true
-                    }
-                    Err(_) => false,
-                },
-                _ => false,
-            };
-            if !fits {
-                return false;
-            }
-        }
-        true
     }
 
     fn bind_place(&mut self, base: usize, place: SizePlace, value: i64) {
