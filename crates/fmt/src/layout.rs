@@ -565,10 +565,19 @@ impl Builder {
             }
         };
         self.node(parts, &base);
+        let mut last = last_token(&SyntaxElement::Node(base));
         for link in links.iter().rev() {
             let children = significant_children(link);
             for child in children.iter().skip(1) {
+                // A number keeps its space before a field: `52 .s` is not the number `52.s`.
+                let next = first_token(child);
+                if let (Some(last), Some(next)) = (&last, &next)
+                    && fuses(last.text(), next.text())
+                {
+                    parts.push(Doc::text(" "));
+                }
                 self.element(parts, child);
+                last = last_token(child);
                 // The entries of an index are separated as arguments are: `t[i, :, none]`.
                 if child.kind() == COMMA {
                     parts.push(Doc::text(" "));
@@ -749,6 +758,18 @@ fn significant_children(node: &SyntaxNode) -> Vec<SyntaxElement> {
 
 fn token_of(element: &SyntaxElement, kind: SyntaxKind) -> Option<SyntaxToken> {
     element.as_token().filter(|token| token.kind() == kind).cloned()
+}
+
+/// The last significant token of an element.
+fn last_token(element: &SyntaxElement) -> Option<SyntaxToken> {
+    match element {
+        SyntaxElement::Token(token) => Some(token.clone()),
+        SyntaxElement::Node(node) => node
+            .descendants_with_tokens()
+            .filter_map(|e| e.into_token())
+            .filter(|token| !token.kind().is_trivia())
+            .last(),
+    }
 }
 
 /// The first significant token of an element.

@@ -193,6 +193,15 @@ mod tests {
         assert_eq!(format(&once), Ok(once.clone()));
     }
 
+    /// Found by the `format` fuzz target: a field of a number literal lost the space before its
+    /// dot, and `52 .s` became the malformed number `52.s`.
+    #[test]
+    fn a_number_keeps_its_space_before_a_field() {
+        assert_eq!(format("int step=52 .s ;\n"), Ok("int step = 52 .s;\n".to_owned()));
+        assert_eq!(format("x = 2. .y+1e3 .z;\n"), Ok("x = 2. .y + 1e3 .z;\n".to_owned()));
+        assert_eq!(format("x = a .b .c (1) [2];\n"), Ok("x = a.b.c(1)[2];\n".to_owned()));
+    }
+
     #[test]
     fn trailing_commas_are_a_normalisation() {
         assert_eq!(essence("f(a, b,);"), essence("f(a, b);"));
