@@ -268,7 +268,8 @@ impl Builder {
         parts.push(Doc::group(group));
     }
 
-    /// The children of `node` one after the other, separated by a space where [`spaced`] says.
+    /// The children of `node` one after the other, separated by a space where [`spaced`] says or
+    /// where two of them would otherwise lex as one token.
     fn sequence(&mut self, parts: &mut Vec<Doc>, node: &SyntaxNode) {
         let children = significant_children(node);
         self.spaced_run(parts, node.kind(), &children);
@@ -276,7 +277,10 @@ impl Builder {
 
     fn spaced_run(&mut self, parts: &mut Vec<Doc>, parent: SyntaxKind, children: &[SyntaxElement]) {
         for (i, child) in children.iter().enumerate() {
-            if i > 0 && spaced(parent, children[i - 1].kind(), child.kind()) {
+            if i > 0
+                && (spaced(parent, children[i - 1].kind(), child.kind())
+                    || would_fuse(&children[i - 1], child))
+            {
                 parts.push(Doc::text(" "));
             }
             self.element(parts, child);
@@ -541,7 +545,7 @@ impl Builder {
             return self.sequence(parts, node);
         };
         self.token(parts, op);
-        if first_token(operand).is_some_and(|next| fuses(op.text(), next.text())) {
+        if would_fuse(&SyntaxElement::Token(op.clone()), operand) {
             parts.push(Doc::text(" "));
         }
         self.element(parts, operand);
@@ -565,19 +569,16 @@ impl Builder {
             }
         };
         self.node(parts, &base);
-        let mut last = last_token(&SyntaxElement::Node(base));
+        let mut last = SyntaxElement::Node(base);
         for link in links.iter().rev() {
             let children = significant_children(link);
             for child in children.iter().skip(1) {
                 // A number keeps its space before a field: `52 .s` is not the number `52.s`.
-                let next = first_token(child);
-                if let (Some(last), Some(next)) = (&last, &next)
-                    && fuses(last.text(), next.text())
-                {
+                if would_fuse(&last, child) {
                     parts.push(Doc::text(" "));
                 }
                 self.element(parts, child);
-                last = last_token(child);
+                last = child.clone();
                 // The entries of an index are separated as arguments are: `t[i, :, none]`.
                 if child.kind() == COMMA {
                     parts.push(Doc::text(" "));
@@ -744,8 +745,16 @@ fn chain_level(op: SyntaxKind) -> Option<u8> {
     Some(level)
 }
 
-/// Whether two tokens written without a space between them would lex differently (`-` and `-`
-/// make `--`).
+/// Whether two elements printed without a space between them would lex differently: `-` and
+/// `-x` make `--x`, `52` and `.s` the number `52.s`.
+fn would_fuse(first: &SyntaxElement, second: &SyntaxElement) -> bool {
+    match (last_token(first), first_token(second)) {
+        (Some(last), Some(next)) => fuses(last.text(), next.text()),
+        _ => false,
+    }
+}
+
+/// Whether two tokens written without a space between them would lex differently.
 fn fuses(first: &str, second: &str) -> bool {
     let joined = format!("{first}{second}");
     let lexed = syntax::lex(&joined);
