@@ -384,6 +384,21 @@ fn set_bool(slot: &mut Value, value: bool) {
     }
 }
 
+/// The numbers of the two operands of a float comparison ([`Value::as_f64`]), with two plain
+/// floats, the common case, tested first: `as_f64` dispatches on each value's kind through a
+/// jump table.
+///
+/// SAFETY: as for [`reg`], for the slots `a` and `b`.
+#[inline(always)]
+unsafe fn float_operands(regs: *mut Value, a: u32, b: u32) -> (Option<f64>, Option<f64>) {
+    // SAFETY: shared reads of two slots of the frame (the caller's), which may be the same.
+    let (x, y) = unsafe { (&*regs.add(a as usize), &*regs.add(b as usize)) };
+    match (x, y) {
+        (&Value::Float(x), &Value::Float(y)) => (Some(x), Some(y)),
+        _ => (x.as_f64(), y.as_f64()),
+    }
+}
+
 /// The number a plain `float` or `int` holds.
 #[inline(always)]
 fn plain_number(value: &Value) -> Option<f64> {
@@ -1301,10 +1316,8 @@ impl<'p, 'o> Machine<'p, 'o> {
                         set_bool(unsafe { reg(regs, *dst) }, op.ints(x, y));
                     }
                     Instr::FloatCmp { op, dst, a, b } => {
-                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
-                        let x = unsafe { reg(regs, *a) }.as_f64();
-                        // SAFETY: `b` is a slot of the frame (`Program::verify`).
-                        let y = unsafe { reg(regs, *b) }.as_f64();
+                        // SAFETY: `a` and `b` are slots of the frame (`Program::verify`).
+                        let (x, y) = unsafe { float_operands(regs, *a, *b) };
                         let (Some(x), Some(y)) = (x, y) else {
                             fail!(self, RuntimeError::internal("a comparison of non-numbers"), pc)
                         };
@@ -1312,10 +1325,8 @@ impl<'p, 'o> Machine<'p, 'o> {
                         set_bool(unsafe { reg(regs, *dst) }, op.floats(x, y));
                     }
                     Instr::JumpFloatCmp { op, negate, a, b, target } => {
-                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
-                        let x = unsafe { reg(regs, *a) }.as_f64();
-                        // SAFETY: `b` is a slot of the frame (`Program::verify`).
-                        let y = unsafe { reg(regs, *b) }.as_f64();
+                        // SAFETY: `a` and `b` are slots of the frame (`Program::verify`).
+                        let (x, y) = unsafe { float_operands(regs, *a, *b) };
                         let (Some(x), Some(y)) = (x, y) else {
                             fail!(self, RuntimeError::internal("a comparison of non-numbers"), pc)
                         };
@@ -1464,19 +1475,17 @@ impl<'p, 'o> Machine<'p, 'o> {
                     Instr::GetElem { dst, base: tensor, i, j, index } if !TRACE => {
                         // SAFETY: a shared read of a slot of the frame (`Program::verify`),
                         // which ends before anything is written.
+                        // A taken tensor (its last read) goes to the general path, which releases
+                        // it: the fast path neither drops a value nor keeps the operand's flag.
                         let read = match unsafe { &*regs.add(tensor.slot() as usize) } {
-                            Value::Tensor(t) => element_at!(*i, *j, *index, ix => t.element(ix)),
+                            Value::Tensor(t) if !tensor.is_take() => {
+                                element_at!(*i, *j, *index, ix => t.element(ix))
+                            }
                             _ => None,
                         };
                         match read {
-                            Some(x) => {
-                                if tensor.is_take() {
-                                    // SAFETY: as above.
-                                    unsafe { *reg(regs, tensor.slot()) = Value::Int(0) };
-                                }
-                                // SAFETY: as above.
-                                set_float(unsafe { reg(regs, *dst) }, x);
-                            }
+                            // SAFETY: `dst` is a slot of the frame (`Program::verify`).
+                            Some(x) => set_float(unsafe { reg(regs, *dst) }, x),
                             None => {
                                 if let Err(error) = self.step(unit, base, pc, instr) {
                                     fail!(self, error, pc);
