@@ -102,6 +102,27 @@ fn errors_carry_the_span_and_the_stack() {
     assert_eq!(stack, expected);
 }
 
+/// A loop bound evaluated once before the loop (arithmetic on shape variables and `cns` locals)
+/// runs the iterations the bound evaluated at every test runs, beside a bound on a variable the
+/// body changes; an overflow in such a bound is reported at the bound, as the first test did.
+#[test]
+fn invariant_loop_bounds_run_as_written() {
+    let text = "function int f(Tensor u[n], int k) {\n    cns int m = k + 1;\n    int s = 0;\n    loop (int i = 1; i < n - 1; i++) {\n        loop (int j = 0; j <= m * 2; j++) {\n            s += j;\n        }\n    }\n    loop (int i = 0; i < k - 1; i++) {\n        k -= 1;\n    }\n    return s + k;\n}\nTensor u[5];\nprint(f(u, 3));\n";
+    let (out, error) = run("invariant-bound", text);
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(out, "110\n");
+    let text = "function int f(Tensor u[n]) {\n    int s = 0;\n    loop (int i = 0; i < n * 4611686018427387904; i++) {\n        s += i;\n    }\n    return s;\n}\nTensor u[5];\nprint(f(u));\n";
+    let dir = scratch("invariant-bound-overflow");
+    let (db, main) = load(&dir, text);
+    let mut out = Vec::new();
+    let error = exec::run::run_program(&db, main, &mut out, Limits::default())
+        .err()
+        .unwrap_or_else(|| panic!("no error"));
+    assert_eq!(error.message, "integer overflow: 5 * 4611686018427387904 does not fit in an int");
+    let span = error.span.unwrap_or_else(|| panic!("no span"));
+    assert_eq!(span_text(&db, span), "n * 4611686018427387904");
+}
+
 /// An integer overflow names the operands in the order the source writes them, a constant on
 /// either side of a commutative operation included.
 #[test]

@@ -41,6 +41,43 @@ fn recursion_and_integer_branches() {
     );
 }
 
+/// A bound that no iteration can change (arithmetic on shape variables, `cns` locals and
+/// constants) is evaluated once before its loop, into a slot the loop's step tests; a bound on a
+/// variable the body may assign is evaluated at every test.
+#[test]
+fn invariant_loop_bounds_are_evaluated_once() {
+    check(
+        "invariant-bound",
+        "function int f(Tensor u[n], int k) {\n    cns int m = k + 1;\n    int s = 0;\n    loop (int i = 1; i < n - 1; i++) {\n        loop (int j = 0; j <= m * 2; j++) {\n            s += j;\n        }\n    }\n    loop (int i = 0; i < k - 1; i++) {\n        k -= 1;\n    }\n    return s + k;\n}\nTensor u[5];\nprint(f(u, 3));\n",
+        &["f"],
+        expect![[r#"
+            unit 1 `f`: 2 parameters, 10 slots
+                 0  check %0: Tensor[n]
+                 1  %3 = int %1 + 1
+                 2  %4 = 0
+                 3  %5 = 1
+                 4  %8 = int %2 - 1
+                 5  if int %5 >= %8 goto 12
+                 6  %6 = 0
+                 7  %9 = int %3 * 2
+                 8  if int %6 > %9 goto 11
+                 9  %4 = int %4 + %6
+                10  %6 += 1; if int %6 <= %9 goto 9
+                11  %5 += 1; if int %5 < %8 goto 6
+                12  %7 = 0
+                13  goto 17
+                14  %8 = 1
+                15  %1 = int %1 - %8
+                16  %7 = int %7 + 1
+                17  %8 = int %1 - 1
+                18  if int %7 < %8 goto 14
+                19  %8 = int %4 + %1
+                20  return take %8
+                21  return
+        "#]],
+    );
+}
+
 #[test]
 fn counted_loops_and_integer_arithmetic() {
     check(

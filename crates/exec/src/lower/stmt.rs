@@ -29,6 +29,9 @@ struct Counted {
 enum Bound {
     Imm(i32),
     Slot(crate::code::Slot),
+    /// An expression no iteration can change (see [`UnitLowerer::invariant_int`]), evaluated
+    /// once before the loop into a slot of its own: `j < n - 1` tests a slot, as `j < n` does.
+    Invariant(ExprId),
 }
 
 impl UnitLowerer<'_, '_> {
@@ -157,9 +160,42 @@ impl UnitLowerer<'_, '_> {
         }
         let bound = match self.const_int(rhs).and_then(|v| i32::try_from(v).ok()) {
             Some(imm) => Bound::Imm(imm),
-            None => Bound::Slot(self.int_slot(rhs)?),
+            None => match self.int_slot(rhs) {
+                Some(slot) => Bound::Slot(slot),
+                None if self.invariant_int(rhs) => Bound::Invariant(rhs),
+                None => return None,
+            },
         };
         Some(Counted { slot, delta, op: super::expr::cmp_of(cmp), bound })
+    }
+
+    /// Whether `expr` is `int` arithmetic (`+`, `-`, `*`) on constants, shape variables and `cns`
+    /// locals only, which nothing can change while a loop runs: a loop's bound that is one is
+    /// evaluated once, before the loop (an error it makes, such as an overflow, is the one the
+    /// first test would have made).
+    fn invariant_int(&self, expr: ExprId) -> bool {
+        if self.ty(expr) != Ty::Int {
+            return false;
+        }
+        if self.const_int(expr).is_some() {
+            return true;
+        }
+        match self.body.exprs[expr] {
+            Expr::Binary {
+                op: hir::BinaryOp::Arith(ArithOp::Add | ArithOp::Sub | ArithOp::Mul),
+                lhs,
+                rhs,
+            } => self.invariant_int(lhs) && self.invariant_int(rhs),
+            Expr::Name { .. } => match self.infer.resolution(expr) {
+                Some(hir::Resolution::Local(local)) => {
+                    let data = &self.body.locals[local];
+                    data.kind == hir::LocalKind::ShapeVar
+                        || data.qualifier == Some(hir::Qualifier::Cns)
+                }
+                _ => false,
+            },
+            _ => false,
+        }
     }
 
     /// The slot of a plain `int` local named by `expr`.
@@ -185,7 +221,21 @@ impl UnitLowerer<'_, '_> {
     ) -> Result<()> {
         // The instruction can only fail in the step (overflow), so it carries the step's span.
         let step_span = self.span_of(step);
-        let exit = self.branch(cond, false)?;
+        let (exit, bound) = match counted.bound {
+            Bound::Invariant(rhs) => {
+                // The slot stays reserved through the body, whose temporaries come after it.
+                let slot = self.temp();
+                let value = self.expr(rhs, Dest::Slot(slot))?;
+                if value.slot() != slot {
+                    self.emit(Instr::Copy { dst: slot, src: value }, self.span_of(rhs));
+                }
+                let op = counted.op.negate();
+                let test = Instr::JumpIntCmp { op, a: counted.slot, b: slot, target: 0 };
+                let jump = self.emit(test, self.span_of(cond));
+                (Pending(vec![jump]), Bound::Slot(slot))
+            }
+            bound => (self.branch(cond, false)?, bound),
+        };
         let body_start = self.here();
         self.loops.push(LoopLabels { breaks: Pending::default(), continues: Pending::default() });
         let body_result = self.stmts(body);
@@ -193,10 +243,11 @@ impl UnitLowerer<'_, '_> {
         body_result?;
         let labels = labels.ok_or_else(|| RuntimeError::internal("loop labels"))?;
         self.bind(labels.continues);
-        let Counted { slot, delta, op, bound } = counted;
+        let Counted { slot, delta, op, .. } = counted;
         let instr = match bound {
             Bound::Imm(imm) => Instr::LoopIntImm { slot, delta, op, imm, target: body_start },
             Bound::Slot(rhs) => Instr::LoopInt { slot, delta, op, rhs, target: body_start },
+            Bound::Invariant(_) => return Err(RuntimeError::internal("an unevaluated loop bound")),
         };
         self.emit(instr, step_span);
         self.bind(exit);
