@@ -145,20 +145,12 @@ impl Cmp {
         (self as u8 >> outcome) & 1 != 0
     }
 
+    /// Whether `a self b` holds (false for every comparison but `!=` when a NaN is involved).
     #[inline]
     pub fn floats(self, a: f64, b: f64) -> bool {
-        self.holds(a, b)
-    }
-
-    /// Whether `a self b` holds (false for every comparison but `!=` when a NaN is involved).
-    #[inline(always)]
-    fn holds<T: PartialOrd>(self, a: T, b: T) -> bool {
-        let outcome = match a.partial_cmp(&b) {
-            Some(std::cmp::Ordering::Less) => 0,
-            Some(std::cmp::Ordering::Equal) => 1,
-            Some(std::cmp::Ordering::Greater) => 2,
-            None => 3,
-        };
+        // Less 0, equal 1, greater 2, unordered 3: three flag reads, where `partial_cmp` built
+        // an `Option<Ordering>` first.
+        let outcome = u8::from(!(a < b)) + u8::from(!(a <= b)) + u8::from(a.is_nan() || b.is_nan());
         (self as u8 >> outcome) & 1 != 0
     }
 
