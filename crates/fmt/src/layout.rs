@@ -769,25 +769,22 @@ fn token_of(element: &SyntaxElement, kind: SyntaxKind) -> Option<SyntaxToken> {
     element.as_token().filter(|token| token.kind() == kind).cloned()
 }
 
+/// The significant tokens of an element, in order.
+fn significant_tokens(element: &SyntaxElement) -> impl Iterator<Item = SyntaxToken> {
+    let (token, node) = match element {
+        SyntaxElement::Token(token) => (Some(token.clone()), None),
+        SyntaxElement::Node(node) => (None, Some(node.descendants_with_tokens())),
+    };
+    let inner = node.into_iter().flatten().filter_map(|e| e.into_token());
+    token.into_iter().chain(inner).filter(|token| !token.kind().is_trivia())
+}
+
 /// The last significant token of an element.
 fn last_token(element: &SyntaxElement) -> Option<SyntaxToken> {
-    match element {
-        SyntaxElement::Token(token) => Some(token.clone()),
-        SyntaxElement::Node(node) => node
-            .descendants_with_tokens()
-            .filter_map(|e| e.into_token())
-            .filter(|token| !token.kind().is_trivia())
-            .last(),
-    }
+    significant_tokens(element).last()
 }
 
 /// The first significant token of an element.
 fn first_token(element: &SyntaxElement) -> Option<SyntaxToken> {
-    match element {
-        SyntaxElement::Token(token) => Some(token.clone()),
-        SyntaxElement::Node(node) => node
-            .descendants_with_tokens()
-            .filter_map(|e| e.into_token())
-            .find(|token| !token.kind().is_trivia()),
-    }
+    significant_tokens(element).next()
 }
