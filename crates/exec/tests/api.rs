@@ -102,6 +102,17 @@ fn errors_carry_the_span_and_the_stack() {
     assert_eq!(stack, expected);
 }
 
+/// Numbers that loops read, loaded once in front of the outermost loop, give the values they give
+/// loaded at every use: beside a jump that lands in front of the loop, a `break`, a nested loop
+/// and temporaries that the loop's other statements take.
+#[test]
+fn numbers_loaded_before_loops_run_as_written() {
+    let text = "function float g(int n) {\n    float s = 0.0;\n    if (n > 100) {\n        s = 1.0;\n    }\n    loop (int i = 0; i < n; i++) {\n        float x = 0.5;\n        int j = 0;\n        loop (; j < 20; j++) {\n            if (x > 1000.0) {\n                break;\n            }\n            x = 2.0 * x + 0.5;\n        }\n        s += x * 2 + (float)(j % 2147483648);\n    }\n    return s;\n}\nprint(g(3));\nprint(g(101));\n";
+    let (out, error) = run("hoisted-numbers", text);
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(out, "6171.0\n207758.0\n");
+}
+
 /// A loop bound evaluated once before the loop (arithmetic on shape variables and `cns` locals)
 /// runs the iterations the bound evaluated at every test runs, beside a bound on a variable the
 /// body changes; an overflow in such a bound is reported at the bound, as the first test did.

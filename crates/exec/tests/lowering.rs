@@ -41,6 +41,46 @@ fn recursion_and_integer_branches() {
     );
 }
 
+/// The numbers a loop reads as operands are loaded once, in front of the outermost loop, each
+/// into a slot of its own that no instruction of the loop writes; a jump into the loop lands
+/// after the loads. A number assigned to a variable is still loaded where it is assigned.
+#[test]
+fn numbers_in_loops_are_loaded_once() {
+    check(
+        "hoisted-numbers",
+        "function float f(int n) {\n    float s = 0.0;\n    int big = 0;\n    loop (int i = 0; i < n; i++) {\n        float x = 0.5;\n        loop (int j = 0; j < n; j++) {\n            x = 2.0 * x + 0.5;\n            big = (big + j) % 2147483648;\n        }\n        s += x * 2;\n    }\n    return s + (float)big;\n}\nprint(f(3));\n",
+        &["f"],
+        expect![[r#"
+            unit 1 `f`: 1 parameter, 11 slots
+                 0  %1 = 0.0
+                 1  %2 = 0
+                 2  %6 = 2.0
+                 3  %8 = 0.5
+                 4  %9 = 2147483648
+                 5  %10 = 2
+                 6  %3 = 0
+                 7  if int %3 >= %0 goto 21
+                 8  %4 = 0.5
+                 9  %5 = 0
+                10  if int %5 >= %0 goto 17
+                11  %4 = float tree %6 * %4 + %8, else 12..=13
+                12  %7 = float %6 * %4
+                13  %4 = float fresh %7 + %8
+                14  %7 = int %2 + %5
+                15  %2 = int %7 % %9
+                16  %5 += 1; if int %5 < %0 goto 11
+                17  %1 = float tree %1 + %4 * %10, else 18..=19
+                18  %7 = float %4 * %10
+                19  %1 = float %1 + fresh %7
+                20  %3 += 1; if int %3 < %0 goto 8
+                21  %6 = (float)%2
+                22  %7 = float %1 + take %6
+                23  return fresh %7
+                24  return
+        "#]],
+    );
+}
+
 /// A bound that no iteration can change (arithmetic on shape variables, `cns` locals and
 /// constants) is evaluated once before its loop, into a slot the loop's step tests; a bound on a
 /// variable the body may assign is evaluated at every test.
@@ -51,7 +91,7 @@ fn invariant_loop_bounds_are_evaluated_once() {
         "function int f(Tensor u[n], int k) {\n    cns int m = k + 1;\n    int s = 0;\n    loop (int i = 1; i < n - 1; i++) {\n        loop (int j = 0; j <= m * 2; j++) {\n            s += j;\n        }\n    }\n    loop (int i = 0; i < k - 1; i++) {\n        k -= 1;\n    }\n    return s + k;\n}\nTensor u[5];\nprint(f(u, 3));\n",
         &["f"],
         expect![[r#"
-            unit 1 `f`: 2 parameters, 10 slots
+            unit 1 `f`: 2 parameters, 11 slots
                  0  check %0: Tensor[n]
                  1  %3 = int %1 + 1
                  2  %4 = 0
@@ -64,13 +104,13 @@ fn invariant_loop_bounds_are_evaluated_once() {
                  9  %4 = int %4 + %6
                 10  %6 += 1; if int %6 <= %9 goto 9
                 11  %5 += 1; if int %5 < %8 goto 6
-                12  %7 = 0
-                13  goto 17
-                14  %8 = 1
-                15  %1 = int %1 - %8
+                12  %10 = 1
+                13  %7 = 0
+                14  goto 17
+                15  %1 = int %1 - %10
                 16  %7 = int %7 + 1
                 17  %8 = int %1 - 1
-                18  if int %7 < %8 goto 14
+                18  if int %7 < %8 goto 15
                 19  %8 = int %4 + %1
                 20  return take %8
                 21  return

@@ -7,7 +7,7 @@ use hir::{
     TransformOp, Ty, TypeRef, UnaryOp as HirUnary,
 };
 
-use super::{Dest, Pending, Place, Result, UnitLowerer, shape_proven};
+use super::{Dest, Number, Pending, Place, Result, UnitLowerer, shape_proven};
 use crate::code::{
     BuiltinCall, Callable, CastKind, CheckContext, Cmp, DimSpec, IndexChain, IndexEntry, Instr,
     IntOp, NO_SLOT, Operand, ShapeCheck, Slot,
@@ -107,9 +107,7 @@ impl UnitLowerer<'_, '_> {
         match (conversion(&from, to), self.const_int(expr)) {
             (Conversion::None, _) => self.expr(expr, dest),
             (Conversion::IntToFloat, Some(value)) => {
-                let dst = self.dst(dest);
-                self.emit(Instr::LoadFloat { dst, value: value as f64 }, span);
-                Ok(Self::result(dest, dst))
+                Ok(self.load_number(Number::Float((value as f64).to_bits()), dest, span))
             }
             (Conversion::IntToFloat | Conversion::ToTensor, _) => {
                 let operand = self.expr(expr, Dest::Any)?;
@@ -165,14 +163,17 @@ impl UnitLowerer<'_, '_> {
                 Err(self.internal("this expression", span))
             }
             Expr::Field { .. } => self.field(expr, dest),
+            Expr::Literal(Literal::Int(value)) => {
+                Ok(self.load_number(Number::Int(*value), dest, span))
+            }
+            Expr::Literal(Literal::Float(bits)) => {
+                Ok(self.load_number(Number::Float(*bits), dest, span))
+            }
             Expr::Literal(literal) => {
                 let dst = self.dst(dest);
                 match literal {
-                    Literal::Int(value) => {
-                        self.emit(Instr::LoadInt { dst, value: *value }, span);
-                    }
-                    Literal::Float(bits) => {
-                        self.emit(Instr::LoadFloat { dst, value: f64::from_bits(*bits) }, span);
+                    Literal::Int(_) | Literal::Float(_) => {
+                        return Err(self.internal("a number literal", span));
                     }
                     Literal::Char(c) => {
                         let index = self.constant(Value::Char(*c));
@@ -475,9 +476,7 @@ impl UnitLowerer<'_, '_> {
         match op {
             HirUnary::Neg => {
                 if let Some(value) = self.const_number(expr).filter(|_| ty == Ty::Float) {
-                    let dst = self.dst(dest);
-                    self.emit(Instr::LoadFloat { dst, value }, span);
-                    return Ok(Self::result(dest, dst));
+                    return Ok(self.load_number(Number::Float(value.to_bits()), dest, span));
                 }
                 if let Some(value) = self.const_int(expr).filter(|_| ty == Ty::Int) {
                     let dst = self.dst(dest);
@@ -717,11 +716,9 @@ impl UnitLowerer<'_, '_> {
         }
     }
 
-    /// A temporary holding the float `value`.
+    /// An operand holding the float `value`.
     fn float_temp(&mut self, value: f64, span: RelSpan) -> Operand {
-        let dst = self.temp();
-        self.emit(Instr::LoadFloat { dst, value }, span);
-        Operand::take(dst)
+        self.load_number(Number::Float(value.to_bits()), Dest::Any, span)
     }
 
     /// Whether a bracket holds an index tensor (NumPy's advanced indexing).

@@ -75,45 +75,17 @@ impl UnitLowerer<'_, '_> {
                 Ok(())
             }
             Stmt::Loop { init, cond, step, body } => {
-                self.stmts(init)?;
-                if let (Some(cond), Some(step)) = (cond, step)
-                    && let Some(counted) = self.counted_loop(*cond, *step)
-                {
-                    let result = self.counted_loop_body(counted, *cond, *step, body);
-                    self.next_temp = mark;
-                    self.snapshot = saved;
-                    return result;
+                // The numbers an outermost loop reads are loaded once, in front of it.
+                let outermost = self.hoisted.is_none();
+                if outermost {
+                    self.hoisted =
+                        Some(super::Hoisted { at: self.code.len(), ..Default::default() });
                 }
-                let to_cond = self.emit(Instr::Jump { target: 0 }, span);
-                let body_start = self.here();
-                self.loops
-                    .push(LoopLabels { breaks: Pending::default(), continues: Pending::default() });
-                let body_result = self.stmts(body);
-                let labels = self.loops.pop();
-                body_result?;
-                let labels = labels.ok_or_else(|| RuntimeError::internal("loop labels"))?;
-                self.bind(labels.continues);
-                if let Some(step) = step {
-                    let mark = self.next_temp;
-                    self.effect(*step)?;
-                    self.next_temp = mark;
+                let result = self.loop_stmt(init, *cond, *step, body, span);
+                if outermost && let Some(hoisted) = self.hoisted.take() {
+                    self.place_hoisted(hoisted);
                 }
-                self.bind(Pending(vec![to_cond]));
-                match cond {
-                    Some(cond) => {
-                        let mark = self.next_temp;
-                        let back = self.branch(*cond, true)?;
-                        self.next_temp = mark;
-                        for at in back.0 {
-                            super::set_target(&mut self.code[at], body_start);
-                        }
-                    }
-                    None => {
-                        self.emit(Instr::Jump { target: body_start }, span);
-                    }
-                }
-                self.bind(labels.breaks);
-                Ok(())
+                result
             }
             Stmt::Break => {
                 let jump = self.emit(Instr::Jump { target: 0 }, span);
@@ -311,6 +283,53 @@ impl UnitLowerer<'_, '_> {
             Stmt::Block(_) | Stmt::Break | Stmt::Continue => Vec::new(),
         };
         exprs.into_iter().any(|e| self.nested_effects(e, true))
+    }
+
+    /// A `loop` statement: a counted loop (see [`UnitLowerer::counted_loop`]) or the general
+    /// form, its test after its body.
+    fn loop_stmt(
+        &mut self,
+        init: &[StmtId],
+        cond: Option<ExprId>,
+        step: Option<ExprId>,
+        body: &[StmtId],
+        span: RelSpan,
+    ) -> Result<()> {
+        self.stmts(init)?;
+        if let (Some(cond), Some(step)) = (cond, step)
+            && let Some(counted) = self.counted_loop(cond, step)
+        {
+            return self.counted_loop_body(counted, cond, step, body);
+        }
+        let to_cond = self.emit(Instr::Jump { target: 0 }, span);
+        let body_start = self.here();
+        self.loops.push(LoopLabels { breaks: Pending::default(), continues: Pending::default() });
+        let body_result = self.stmts(body);
+        let labels = self.loops.pop();
+        body_result?;
+        let labels = labels.ok_or_else(|| RuntimeError::internal("loop labels"))?;
+        self.bind(labels.continues);
+        if let Some(step) = step {
+            let mark = self.next_temp;
+            self.effect(step)?;
+            self.next_temp = mark;
+        }
+        self.bind(Pending(vec![to_cond]));
+        match cond {
+            Some(cond) => {
+                let mark = self.next_temp;
+                let back = self.branch(cond, true)?;
+                self.next_temp = mark;
+                for at in back.0 {
+                    super::set_target(&mut self.code[at], body_start);
+                }
+            }
+            None => {
+                self.emit(Instr::Jump { target: body_start }, span);
+            }
+        }
+        self.bind(labels.breaks);
+        Ok(())
     }
 
     fn stmts(&mut self, stmts: &[StmtId]) -> Result<()> {
