@@ -358,7 +358,10 @@ pub fn section(rounds: &[Round], measured: &str) -> String {
                 )
             })
             .collect();
+        // An access faster than the loop's own variation can come out negative: say so rather
+        // than print a negative time.
         let ns = |cell: &Result<f64, String>| match cell {
+            Ok(seconds) if *seconds <= 0.0 => "below the noise".to_owned(),
             Ok(seconds) => format!("{:.1} ns", seconds * 1e9),
             Err(reason) => format!("not measured: {reason}"),
         };
@@ -376,7 +379,8 @@ pub fn section(rounds: &[Round], measured: &str) -> String {
     }
     text.push_str(
         "\nThe time of the loop with one access less the same loop without it (`access/loop`), \
-         divided by the 10^7 accesses.\n\n",
+         divided by the 10^7 accesses; \
+         \"below the noise\" when that difference came out at zero or less.\n\n",
     );
     let sizes: Vec<Result<f64, String>> = (0..SCALING.len())
         .map(|k| median_of(&rounds.iter().map(|round| &round.scaling[k]).collect::<Vec<_>>()))
