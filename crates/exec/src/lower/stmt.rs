@@ -209,12 +209,7 @@ impl UnitLowerer<'_, '_> {
             bound => (self.branch(cond, false)?, bound),
         };
         let body_start = self.here();
-        self.loops.push(LoopLabels { breaks: Pending::default(), continues: Pending::default() });
-        let body_result = self.stmts(body);
-        let labels = self.loops.pop();
-        body_result?;
-        let labels = labels.ok_or_else(|| RuntimeError::internal("loop labels"))?;
-        self.bind(labels.continues);
+        let breaks = self.loop_body(body)?;
         let Counted { slot, delta, op, .. } = counted;
         let instr = match bound {
             Bound::Imm(imm) => Instr::LoopIntImm { slot, delta, op, imm, target: body_start },
@@ -223,8 +218,20 @@ impl UnitLowerer<'_, '_> {
         };
         self.emit(instr, step_span);
         self.bind(exit);
-        self.bind(labels.breaks);
+        self.bind(breaks);
         Ok(())
+    }
+
+    /// A loop's body, with its own `break` and `continue` labels: the `continue`s go to the code
+    /// that follows it; the `break`s are returned, for the caller to bind after the loop.
+    fn loop_body(&mut self, body: &[StmtId]) -> Result<Pending> {
+        self.loops.push(LoopLabels { breaks: Pending::default(), continues: Pending::default() });
+        let body_result = self.stmts(body);
+        let labels = self.loops.pop();
+        body_result?;
+        let labels = labels.ok_or_else(|| RuntimeError::internal("loop labels"))?;
+        self.bind(labels.continues);
+        Ok(labels.breaks)
     }
 
     /// `if (a cmp imm) { return x; }` with an integer `a` and a plain variable `x` of the
@@ -303,12 +310,7 @@ impl UnitLowerer<'_, '_> {
         }
         let to_cond = self.emit(Instr::Jump { target: 0 }, span);
         let body_start = self.here();
-        self.loops.push(LoopLabels { breaks: Pending::default(), continues: Pending::default() });
-        let body_result = self.stmts(body);
-        let labels = self.loops.pop();
-        body_result?;
-        let labels = labels.ok_or_else(|| RuntimeError::internal("loop labels"))?;
-        self.bind(labels.continues);
+        let breaks = self.loop_body(body)?;
         if let Some(step) = step {
             let mark = self.next_temp;
             self.effect(step)?;
@@ -328,7 +330,7 @@ impl UnitLowerer<'_, '_> {
                 self.emit(Instr::Jump { target: body_start }, span);
             }
         }
-        self.bind(labels.breaks);
+        self.bind(breaks);
         Ok(())
     }
 
