@@ -550,7 +550,7 @@ impl<'db> UnitLowerer<'_, 'db> {
             let slot = self.next_temp;
             self.next_temp += 1;
             self.max_slots = self.max_slots.max(self.next_temp);
-            if !self.hoisted.as_ref().is_some_and(|h| h.reserved.contains(&slot)) {
+            if !self.is_hoisted(slot) {
                 return slot;
             }
         }
