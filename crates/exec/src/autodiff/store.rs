@@ -66,6 +66,14 @@ mod word {
     }
 }
 
+/// A scalar record as [`RecStore::scalar`] reads it: the fields of an [`Op::Scalar1`] or an
+/// [`Op::Scalar2`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Scalar {
+    One { x: u32, dx: f64 },
+    Two { a: u32, da: f64, b: u32, db: f64 },
+}
+
 /// The records of one level as 8-byte words in chunks of [`RecStore::CHUNK`] words, so that a
 /// growing recording never copies what it holds (a copy would also fault in fresh memory for all
 /// of it, which costs more than the copy itself on machines where first touches are slow), and
@@ -168,15 +176,39 @@ impl RecStore {
     #[inline(always)]
     pub(crate) fn get<'g>(&self, general: &'g [Op], index: usize) -> Option<(Cow<'g, Op>, usize)> {
         let word = self.word(index)?;
+        let payload = word & word::PAYLOAD;
+        Some(match word::tag(word) {
+            None | Some(word::INPUT | word::INPUT2) => {
+                let (scalar, start) = self.scalar(index)?;
+                let op = match scalar {
+                    Scalar::One { x, dx } => Op::Scalar1 { x, dx },
+                    Scalar::Two { a, da, b, db } => Op::Scalar2 { a, da, b, db },
+                };
+                (Cow::Owned(op), start)
+            }
+            Some(word::LEAF) => (Cow::Owned(Op::Leaf { origin: Some(payload) }), index),
+            Some(word::ROOT) => (Cow::Owned(Op::Leaf { origin: None }), index),
+            Some(word::GENERAL) => (Cow::Borrowed(general.get(payload as usize)?), index),
+            _ => return None,
+        })
+    }
+
+    /// The scalar record (an [`Op::Scalar1`] or [`Op::Scalar2`]) whose node is at `index`, with
+    /// the position of its first word and the positions of its partials; `None` when `index` is
+    /// past the end, is not a node or is another record. [`RecStore::get`] for the recording
+    /// path, which fuses the scalar record at the end: no [`Op`] is built (and none dropped).
+    #[inline(always)]
+    pub(crate) fn scalar(&self, index: usize) -> Option<(Scalar, usize)> {
+        let word = self.word(index)?;
         let Some(tag) = word::tag(word) else {
             let x = u32::try_from(index.checked_sub(1)?).ok()?;
-            return Some((Cow::Owned(Op::Scalar1 { x, dx: f64::from_bits(word) }), index));
+            return Some((Scalar::One { x, dx: f64::from_bits(word) }, index));
         };
         let payload = word & word::PAYLOAD;
-        Some(match tag {
+        match tag {
             word::INPUT => {
                 let (dx, start) = self.partial_before(index)?;
-                (Cow::Owned(Op::Scalar1 { x: payload as u32, dx }), start)
+                Some((Scalar::One { x: payload as u32, dx }, start))
             }
             word::INPUT2 => {
                 let (db, second) = self.partial_before(index)?;
@@ -186,13 +218,10 @@ impl RecStore {
                 }
                 let (da, start) = self.partial_before(second - 1)?;
                 let a = (pair & word::PAYLOAD) as u32;
-                (Cow::Owned(Op::Scalar2 { a, da, b: payload as u32, db }), start)
+                Some((Scalar::Two { a, da, b: payload as u32, db }, start))
             }
-            word::LEAF => (Cow::Owned(Op::Leaf { origin: Some(payload) }), index),
-            word::ROOT => (Cow::Owned(Op::Leaf { origin: None }), index),
-            word::GENERAL => (Cow::Borrowed(general.get(payload as usize)?), index),
-            _ => return None,
-        })
+            _ => None,
+        }
     }
 
     /// The partial derivative in the word before the tagged word at `index`, and its position.
@@ -263,10 +292,10 @@ impl RecStore {
     #[inline(always)]
     pub(crate) fn scale_partials(&mut self, index: usize, factor: f64) -> bool {
         // Each input's partial is the first of its two words (or the chain's only word).
-        let starts = match self.get(&[], index) {
-            Some((Cow::Owned(Op::Scalar1 { .. }), start)) => [Some(start), None],
-            Some((Cow::Owned(Op::Scalar2 { .. }), start)) => [Some(start), Some(start + 2)],
-            _ => return false,
+        let starts = match self.scalar(index) {
+            Some((Scalar::One { .. }, start)) => [Some(start), None],
+            Some((Scalar::Two { .. }, start)) => [Some(start), Some(start + 2)],
+            None => return false,
         };
         for at in starts.into_iter().flatten() {
             if let Some(slot) = self.word_mut(at) {

@@ -23,7 +23,6 @@
 //! whichever of its two reads runs first. [`Tape::release`] does the same eagerly for a set of
 //! slots, for callers that prefer to walk them once after `backward`.
 
-use std::borrow::Cow;
 use std::rc::Rc;
 
 use super::adjoints::{Adjoint, Adjoints, Uniform};
@@ -31,7 +30,7 @@ use super::backward::{Keep, Words};
 use super::chunk::{self, Chunk};
 use super::error::{AdError, AdErrorKind};
 use super::op::{Arg, Op};
-use super::store::{RecStore, Records};
+use super::store::{RecStore, Records, Scalar};
 use super::trace::{RecordLog, Site, Summary, TapeGraph, TraceOptions};
 use crate::value::{NodeRef, Primal, Tracked, Value};
 use tensor::Tensor;
@@ -822,9 +821,9 @@ impl Tape {
             if a.fresh && b.fresh && j + 1 == len && records.has_room(RecStore::MAX_WORDS) {
                 // `f(x) op g(y)` from two fresh one-input records at the end: rewritten as one
                 // record of one input (when `x` and `y` are the same node) or of two.
-                if let Some((Cow::Owned(Op::Scalar1 { x: y, dx: dy }), after)) = records.get(j)
+                if let Some((Scalar::One { x: y, dx: dy }, after)) = records.ops.scalar(j)
                     && after == i + 1
-                    && let Some((Cow::Owned(Op::Scalar1 { x, dx }), cut)) = records.get(i)
+                    && let Some((Scalar::One { x, dx }, cut)) = records.ops.scalar(i)
                 {
                     let (dx, dy) = (a.partial * dx, b.partial * dy);
                     self.operations += 1;
@@ -886,14 +885,14 @@ impl Tape {
         for &k in &order[..n] {
             let (term, index) = (terms[k], indices[k] as usize);
             if expanding && term.fresh && index + 1 == cut {
-                match records.get(index) {
-                    Some((Cow::Owned(Op::Scalar1 { x, dx }), start)) => {
+                match records.ops.scalar(index) {
+                    Some((Scalar::One { x, dx }, start)) => {
                         edges[count] = (x, term.partial * dx);
                         count += 1;
                         cut = start;
                         continue;
                     }
-                    Some((Cow::Owned(Op::Scalar2 { a, da, b, db }), start)) => {
+                    Some((Scalar::Two { a, da, b, db }, start)) => {
                         edges[count] = (a, term.partial * da);
                         edges[count + 1] = (b, term.partial * db);
                         count += 2;
