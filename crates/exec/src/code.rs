@@ -651,16 +651,6 @@ pub enum Instr {
         a: Operand,
         b: Operand,
     },
-    /// The tree of scalar float operations in the `skip` instructions after this one, all at once:
-    /// the unit's expression `expr` (see [`FloatExpr`]) is evaluated into `dst` and those
-    /// instructions are skipped. When an operand is not a plain float (or an `int` where the tree
-    /// allows one), or the tracked ones are more than a single record can name, nothing is
-    /// written and the instructions after this one run instead.
-    FloatExpr {
-        dst: Slot,
-        expr: u32,
-        skip: u32,
-    },
     /// `dst = a cmp b` on numbers (a `bool`).
     FloatCmp {
         op: Cmp,
@@ -903,49 +893,6 @@ impl Callable {
     }
 }
 
-/// A tree of scalar float operations compiled into one instruction ([`Instr::FloatExpr`]).
-///
-/// Its entries are the leaves (operands read from slots) followed by the steps; each step reads
-/// earlier entries, and the last step is the root. The steps are the tree's [`Instr::FloatArith`]
-/// and [`Instr::Unary`] instructions in their order, so that every value, partial derivative and
-/// tape record comes out bit for bit as the instructions would have made them.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FloatExpr {
-    pub leaves: Box<[ExprLeaf]>,
-    pub steps: Box<[ExprStep]>,
-}
-
-impl FloatExpr {
-    /// The most entries (leaves and steps) an expression has, so that its evaluation fits in
-    /// arrays on the stack.
-    pub const MAX_ENTRIES: usize = 32;
-}
-
-/// An operand of a [`FloatExpr`] read from a slot.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ExprLeaf {
-    pub slot: Slot,
-    /// Whether an `int` in the slot may be read as a float: only binary steps read it, which
-    /// convert it as [`Instr::FloatArith`] does.
-    pub int_ok: bool,
-}
-
-/// One operation of a [`FloatExpr`]; `a` and `b` index its entries (`b` is unused by a unary
-/// step).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ExprStep {
-    pub op: ExprOp,
-    pub a: u8,
-    pub b: u8,
-}
-
-/// The operation of an [`ExprStep`].
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ExprOp {
-    Binary(BinaryOp),
-    Unary(UnaryOp),
-}
-
 /// The code of one definition.
 #[derive(Debug)]
 pub struct Unit {
@@ -973,8 +920,6 @@ pub struct Unit {
     pub args: Vec<Operand>,
     /// The entries of the unit's index expressions.
     pub indices: Vec<IndexChain>,
-    /// The unit's compiled float expressions ([`Instr::FloatExpr`]).
-    pub exprs: Vec<FloatExpr>,
     /// Instructions before this index check the arguments: their errors are reported at the call.
     pub prologue_end: u32,
     /// Whether a slot may hold a tensor or a boxed value that must be released when the frame
@@ -1413,23 +1358,6 @@ impl Unit {
                 | Instr::Binary { dst, a, b, .. }
                 | Instr::Matmul { dst, a, b } => slot_ok(*dst) && operand_ok(*a) && operand_ok(*b),
                 Instr::FloatCmp { dst, a, b, .. } => slot_ok(*dst) && slot_ok(*a) && slot_ok(*b),
-                Instr::FloatExpr { dst, expr, skip } => {
-                    slot_ok(*dst)
-                        && pc + (*skip as usize) + 1 < len
-                        && self.exprs.get(*expr as usize).is_some_and(|expr| {
-                            let n_leaves = expr.leaves.len();
-                            let entries = n_leaves + expr.steps.len();
-                            !expr.steps.is_empty()
-                                && entries <= FloatExpr::MAX_ENTRIES
-                                && expr.leaves.iter().all(|leaf| slot_ok(leaf.slot))
-                                && expr.steps.iter().enumerate().all(|(k, step)| {
-                                    let before = n_leaves + k;
-                                    let unary = matches!(step.op, ExprOp::Unary(_));
-                                    usize::from(step.a) < before
-                                        && (unary || usize::from(step.b) < before)
-                                })
-                        })
-                }
                 Instr::JumpFloatCmp { a, b, target, .. } => {
                     slot_ok(*a) && slot_ok(*b) && target_ok(*target)
                 }

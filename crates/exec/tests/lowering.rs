@@ -1,8 +1,9 @@
 //! Snapshots of the lowering: small programs and the register code they lower to, as the
 //! disassembler prints it (`nabla run --emit bytecode`). Update them with `UPDATE_EXPECT=1`.
 //!
-//! They show which instruction each construct becomes (integer loops and branches, calls, float
-//! trees, element access) and where a variable's value is moved into a call instead of shared.
+//! They show which instruction each construct becomes (integer loops and branches, calls, scalar
+//! float operations and their fresh temporaries, element access) and where a variable's value is
+//! moved into a call instead of shared.
 
 use expect_test::{Expect, expect};
 
@@ -59,24 +60,22 @@ fn numbers_in_loops_are_loaded_once() {
                  4  %9 = 2147483648
                  5  %10 = 2
                  6  %3 = 0
-                 7  if int %3 >= %0 goto 21
+                 7  if int %3 >= %0 goto 19
                  8  %4 = 0.5
                  9  %5 = 0
-                10  if int %5 >= %0 goto 17
-                11  %4 = float tree %6 * %4 + %8, else 12..=13
-                12  %7 = float %6 * %4
-                13  %4 = float fresh %7 + %8
-                14  %7 = int %2 + %5
-                15  %2 = int %7 % %9
-                16  %5 += 1; if int %5 < %0 goto 11
-                17  %1 = float tree %1 + %4 * %10, else 18..=19
-                18  %7 = float %4 * %10
-                19  %1 = float %1 + fresh %7
-                20  %3 += 1; if int %3 < %0 goto 8
-                21  %6 = (float)%2
-                22  %7 = float %1 + take %6
-                23  return fresh %7
-                24  return
+                10  if int %5 >= %0 goto 16
+                11  %7 = float %6 * %4
+                12  %4 = float fresh %7 + %8
+                13  %7 = int %2 + %5
+                14  %2 = int %7 % %9
+                15  %5 += 1; if int %5 < %0 goto 11
+                16  %7 = float %4 * %10
+                17  %1 = float %1 + fresh %7
+                18  %3 += 1; if int %3 < %0 goto 8
+                19  %6 = (float)%2
+                20  %7 = float %1 + take %6
+                21  return fresh %7
+                22  return
         "#]],
     );
 }
@@ -148,7 +147,7 @@ fn counted_loops_and_integer_arithmetic() {
 }
 
 #[test]
-fn float_trees_compile_into_one_instruction() {
+fn scalar_float_operations_read_fresh_temporaries() {
     check(
         "float",
         "float a = 0.9;\nfloat b = 0.1;\nfloat x = 0.5;\nx = x * a + sin(x) * b;\nprint(x);\n",
@@ -158,13 +157,12 @@ fn float_trees_compile_into_one_instruction() {
                  0  %0 = 0.9
                  1  %1 = 0.1
                  2  %2 = 0.5
-                 3  %2 = float tree %2 * %0 + sin(%2) * %1, else 4..=7
-                 4  %3 = float %2 * %0
-                 5  %4 = sin(%2)
-                 6  %5 = float fresh %4 * %1
-                 7  %2 = float fresh %3 + fresh %5
-                 8  %3 = print(%2)
-                 9  return
+                 3  %3 = float %2 * %0
+                 4  %4 = sin(%2)
+                 5  %5 = float fresh %4 * %1
+                 6  %2 = float fresh %3 + fresh %5
+                 7  %3 = print(%2)
+                 8  return
 
             unit 1 `<top level>` (constants of the main file): 0 parameters, 3 slots
                  0  return

@@ -803,13 +803,6 @@ impl Tape {
         self.fuse_general(&[term], value)
     }
 
-    /// Counts `n` more recorded operations that a caller fused into a record it made with
-    /// [`Tape::fuse1`] or [`Tape::fuse2`] (which count one), for [`Tape::bytes_per_operation`].
-    #[inline(always)]
-    pub(crate) fn count_fused(&mut self, n: u64) {
-        self.operations += n;
-    }
-
     /// [`Tape::fuse1`] for a function of two live scalars of one level.
     #[inline(always)]
     pub(crate) fn fuse2(&mut self, a: Term, b: Term, value: f64) -> Result<NodeRef, AdError> {

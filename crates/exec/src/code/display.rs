@@ -2,9 +2,8 @@
 //! `nabla run --emit bytecode` prints it and the lowering's snapshot tests compare it.
 //!
 //! Slots are written `%3` (`take %3` when the instruction moves the value out, `fresh %3` when it
-//! also may fuse the record that made it), jump targets by instruction number, float expression
-//! trees as the expression they compute (`%1 * %2 + sin(%1)`), built-ins by name with the slots
-//! they read, and the instructions by what they do rather than by their Rust names:
+//! also may fuse the record that made it), jump targets by instruction number, built-ins by name
+//! with the slots they read, and the instructions by what they do rather than by their Rust names:
 //!
 //! ```text
 //! unit 1 `fib`: 1 parameter, 4 slots
@@ -18,8 +17,8 @@
 use std::fmt::{self, Write};
 
 use super::{
-    BuiltinCall, Callable, CastKind, Cmp, ExprOp, FloatExpr, IndexEntry, Instr, IntOp, NO_SLOT,
-    Operand, Program, Slot, Unit, ZeroKind,
+    BuiltinCall, Callable, CastKind, Cmp, IndexEntry, Instr, IntOp, NO_SLOT, Operand, Program,
+    Slot, Unit, ZeroKind,
 };
 use tensor::{BinaryOp, UnaryOp};
 
@@ -259,14 +258,6 @@ impl fmt::Display for Disassembled<'_> {
             Instr::FloatArith { op, dst, a, b } => {
                 self.assign(*dst, format!("float {}", binary(*op, &operand(*a), &operand(*b))))
             }
-            Instr::FloatExpr { dst, expr, skip } => {
-                let text = match self.unit.exprs.get(*expr as usize) {
-                    Some(expr) => expression(expr),
-                    None => "?".to_owned(),
-                };
-                let last = self.pc + *skip as usize;
-                self.assign(*dst, format!("float tree {text}, else {}..={last}", self.pc + 1))
-            }
             Instr::FloatCmp { op, dst, a, b } => {
                 self.assign(*dst, format!("float {} {} {}", slot(*a), cmp(*op), slot(*b)))
             }
@@ -355,41 +346,4 @@ impl fmt::Display for Disassembled<'_> {
 fn builtin(call: &BuiltinCall) -> String {
     let reads: Vec<String> = call.operands().into_iter().map(operand).collect();
     format!("{}({})", call.name(), reads.join(", "))
-}
-
-/// A float expression written as the expression it computes, with the parentheses it needs.
-fn expression(expr: &FloatExpr) -> String {
-    // Each entry's text and the binding power of its outermost operator (leaves and calls bind
-    // tightest).
-    let mut entries: Vec<(String, u8)> = Vec::with_capacity(expr.leaves.len() + expr.steps.len());
-    for leaf in expr.leaves.iter() {
-        entries.push((slot(leaf.slot), 9));
-    }
-    for step in expr.steps.iter() {
-        let get = |index: u8| entries.get(usize::from(index)).cloned().unwrap_or_default();
-        let paren = |(text, power): (String, u8), at_least: u8| {
-            if power < at_least { format!("({text})") } else { text }
-        };
-        let entry = match step.op {
-            ExprOp::Unary(UnaryOp::Neg) => (format!("-{}", paren(get(step.a), 5)), 5),
-            ExprOp::Unary(op) => (unary(op, &get(step.a).0), 9),
-            ExprOp::Binary(op) => {
-                let power = match op {
-                    BinaryOp::Add | BinaryOp::Sub => 3,
-                    BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => 4,
-                    _ => 9,
-                };
-                match power {
-                    9 => (binary(op, &get(step.a).0, &get(step.b).0), 9),
-                    // Left-associative: the right operand needs parentheses at equal power.
-                    _ => {
-                        let (a, b) = (paren(get(step.a), power), paren(get(step.b), power + 1));
-                        (format!("{a} {} {b}", op.symbol()), power)
-                    }
-                }
-            }
-        };
-        entries.push(entry);
-    }
-    entries.pop().map(|(text, _)| text).unwrap_or_default()
 }

@@ -14,7 +14,6 @@
 
 mod builtins;
 mod checks;
-mod float_expr;
 mod format;
 mod library;
 mod trace;
@@ -39,7 +38,6 @@ use crate::value::{NodeRef, Primal, Value};
 use tensor::{PrintOptions, Rng};
 
 use checks::Selection;
-use float_expr::Evaluated;
 use trace::Tracer;
 
 /// The limits of a run.
@@ -1279,34 +1277,6 @@ impl<'p, 'o> Machine<'p, 'o> {
                         if let Err(error) = self.float_arith::<TRACE>(base, instr) {
                             fail!(self, error, pc);
                         }
-                    }
-                    // A traced run takes the instructions the expression stands for.
-                    Instr::FloatExpr { .. } if TRACE => {
-                        pc += 1;
-                        continue 'exec;
-                    }
-                    Instr::FloatExpr { dst, expr, skip } => {
-                        // SAFETY: verified to name an expression of the unit whose leaves are
-                        // slots of this frame; nothing else refers to them during the call.
-                        let expr = unsafe { unit.exprs.get_unchecked(*expr as usize) };
-                        // SAFETY: the expression's leaves are slots of the frame
-                        // (`Program::verify`), and `dst` is not borrowed during the call.
-                        match unsafe { float_expr::evaluate(expr, regs, &mut self.tape) } {
-                            // SAFETY: `dst` is a slot of the frame (`Program::verify`).
-                            Ok(Evaluated::Plain(z)) => set_float(unsafe { reg(regs, *dst) }, z),
-                            Ok(Evaluated::Tracked(z, node)) => {
-                                // SAFETY: `dst` is a slot of the frame (`Program::verify`).
-                                set_tracked(unsafe { reg(regs, *dst) }, z, node)
-                            }
-                            // The instructions the expression stands for run instead.
-                            Ok(Evaluated::Fallback) => {
-                                pc += 1;
-                                continue 'exec;
-                            }
-                            Err(error) => fail!(self, RuntimeError::from(error), pc),
-                        }
-                        pc += 1 + *skip as usize;
-                        continue 'exec;
                     }
                     Instr::IntCmp { op, dst, a, b } => {
                         let (Some(x), Some(y)) = (int!(*a), int!(*b)) else {

@@ -13,7 +13,6 @@
 
 mod builtin;
 mod expr;
-mod float_expr;
 mod record;
 mod stmt;
 
@@ -40,28 +39,9 @@ type Result<T> = std::result::Result<T, RuntimeError>;
 const STACK_RED_ZONE: usize = 128 * 1024;
 const STACK_SEGMENT: usize = 2 * 1024 * 1024;
 
-/// Choices of the lowering that do not change what a program computes.
-#[derive(Clone, Copy, Debug)]
-pub struct Options {
-    /// Whether trees of scalar float operations are compiled into [`Instr::FloatExpr`]
-    /// instructions (see [`float_expr`]); off only to compare the two paths in tests.
-    pub float_exprs: bool,
-}
-
-impl Default for Options {
-    fn default() -> Options {
-        Options { float_exprs: true }
-    }
-}
-
 /// Lowers `main` and everything it imports. The files must be free of errors.
 pub fn lower_program(db: &dyn Db, main: SourceFile) -> Result<Program> {
-    lower_program_with(db, main, Options::default())
-}
-
-/// [`lower_program`] with the given [`Options`].
-pub fn lower_program_with(db: &dyn Db, main: SourceFile, options: Options) -> Result<Program> {
-    lower(db, main, options, None)
+    lower(db, main, None)
 }
 
 /// The part of a session's source that runs next: the main file's top-level statements that
@@ -79,10 +59,10 @@ pub struct Entry {
 /// only `entry`'s statements, and keeps its variables in the homes of the program's
 /// [`crate::code::EntryLayout`]. The files must be free of errors.
 pub fn lower_entry(db: &dyn Db, main: SourceFile, entry: Entry) -> Result<Program> {
-    lower(db, main, Options::default(), Some(entry))
+    lower(db, main, Some(entry))
 }
 
-fn lower(db: &dyn Db, main: SourceFile, options: Options, entry: Option<Entry>) -> Result<Program> {
+fn lower(db: &dyn Db, main: SourceFile, entry: Option<Entry>) -> Result<Program> {
     let files = files_in_order(db, main);
     let mut builder = ProgramBuilder {
         db,
@@ -92,7 +72,6 @@ fn lower(db: &dyn Db, main: SourceFile, options: Options, entry: Option<Entry>) 
         n_globals: 0,
         callables: Vec::new(),
         callable_index: FxHashMap::default(),
-        options,
         entry: entry.map(|entry| EntryBuilder {
             entry,
             main_top: hir::top_level_def(db, main),
@@ -236,7 +215,6 @@ struct ProgramBuilder<'db> {
     n_globals: u32,
     callables: Vec<Callable>,
     callable_index: FxHashMap<Callable, u32>,
-    options: Options,
     /// Set when lowering a session's entry.
     entry: Option<EntryBuilder>,
 }
@@ -410,7 +388,7 @@ impl ProgramBuilder<'_> {
             DefKind::Function => hir::width(db, &hir::ty_of_ref(&hir::signature(db, def).ret)),
             _ => 1,
         } as u32;
-        let mut unit = Unit {
+        let unit = Unit {
             name,
             def,
             n_params,
@@ -423,13 +401,9 @@ impl ProgramBuilder<'_> {
             checks: lowerer.checks,
             args: lowerer.args,
             indices: lowerer.indices,
-            exprs: Vec::new(),
             prologue_end,
             holds_heap: holds_heap(infer),
         };
-        if self.options.float_exprs {
-            float_expr::compile(&mut unit);
-        }
         Ok((unit, variables))
     }
 }
@@ -522,8 +496,9 @@ impl Number {
 /// ([`UnitLowerer::place_hoisted`]).
 ///
 /// Measured (callgrind instructions, `bench/interpreter`, full size, 2026-11-27, against
-/// e866817): suite geometric mean 0.974; simpson 0.852 (its loop's float tree is no longer split
-/// by the loads, so it becomes one `FloatExpr`), mandelbrot 0.933 (its inner loop is 7
+/// e866817, when trees of scalar float operations were still compiled into one instruction):
+/// suite geometric mean 0.974; simpson 0.852 (the loads no longer split its loop's float
+/// operations), mandelbrot 0.933 (its inner loop is 7
 /// instructions instead of 9), edit_distance 0.958, gauss_seidel 0.973; no program worse.
 #[derive(Default)]
 struct Hoisted {
