@@ -251,11 +251,16 @@ impl RecStore {
     }
 
     /// Appends `op`, putting an operation other than a leaf or a scalar one into `general`, and
-    /// returns the position of its last word (its node). The caller made room for
-    /// [`RecStore::MAX_WORDS`] words ([`RecStore::reserve`]) and keeps every position and serial
-    /// within 48 bits (see `Records::fit_room`).
+    /// returns the position of its last word (its node). The caller keeps every position and
+    /// serial within 48 bits (see `Records::fit_room`).
+    ///
+    /// # Safety
+    /// The caller made room for the record: `len() + RecStore::words(&op, len()) <= capacity()`
+    /// ([`RecStore::reserve`], or [`Records::has_room`] for [`RecStore::MAX_WORDS`]), so that
+    /// every word written lands in a chunk the store holds.
     #[inline(always)]
-    pub(crate) fn push(&mut self, general: &mut Vec<Op>, op: Op) -> usize {
+    pub(crate) unsafe fn push(&mut self, general: &mut Vec<Op>, op: Op) -> usize {
+        debug_assert!(self.len + Self::words(&op, self.len) <= self.capacity(), "no room");
         // The words copy what they need out of a leaf or a scalar record, which own nothing, so
         // only an arena operation is moved and nothing is dropped: the recording fast path then
         // has no call to the drop glue of `Op`.
@@ -317,26 +322,16 @@ impl RecStore {
         self.chunks.iter().map(|chunk| chunk.as_ptr()).collect()
     }
 
-    /// Appends a word; the caller made room ([`RecStore::reserve`]), or a chunk is allocated.
+    /// Appends a word of a record that [`RecStore::push`] writes.
     #[inline(always)]
     fn push_word(&mut self, word: u64) {
         let index = self.len;
-        match self.chunks.get_mut(index >> Self::CHUNK_BITS) {
-            Some(chunk) => {
-                chunk[index & (Self::CHUNK - 1)].write(word);
-            }
-            None => self.push_to_new_chunk(word),
-        }
+        debug_assert!(index < self.capacity());
+        // SAFETY: `index` is below the capacity, because the caller of `RecStore::push` made room
+        // for the record (its safety contract), so chunk `index >> CHUNK_BITS` exists.
+        let chunk = unsafe { self.chunks.get_unchecked_mut(index >> Self::CHUNK_BITS) };
+        chunk[index & (Self::CHUNK - 1)].write(word);
         self.len += 1;
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn push_to_new_chunk(&mut self, word: u64) {
-        let layout = std::alloc::Layout::new::<[u64; Self::CHUNK]>();
-        let mut chunk = chunk::allocate().unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-        chunk[0].write(word);
-        self.chunks.push(chunk);
     }
 
     /// Makes room for `more` words, one chunk at a time, taking chunks from `free` before
@@ -433,11 +428,14 @@ impl Records {
         self.ops.capacity().min(u32::MAX as usize - 3).min(serials_left)
     }
 
-    /// Appends `op` and returns its node's position; the caller made room for it (see
-    /// [`RecStore::push`]).
+    /// Appends `op` and returns its node's position.
+    ///
+    /// # Safety
+    /// As for [`RecStore::push`]: the caller made room for the record.
     #[inline(always)]
-    pub(crate) fn push(&mut self, op: Op) -> usize {
-        self.ops.push(&mut self.general, op)
+    pub(crate) unsafe fn push(&mut self, op: Op) -> usize {
+        // SAFETY: the caller's contract is the store's.
+        unsafe { self.ops.push(&mut self.general, op) }
     }
 
     /// The record whose node is at `index` and the position of its first word.
@@ -480,9 +478,12 @@ mod tests {
         store.reserve(n, &mut Vec::new()).unwrap();
         assert_eq!(store.capacity(), chunk * 3);
         let general = &mut Vec::new();
-        store.push(general, Op::Leaf { origin: None });
+        // SAFETY: room for `n` words was reserved, and each record takes one (a leaf, chains).
+        unsafe { store.push(general, Op::Leaf { origin: None }) };
         for i in 1..n {
-            assert_eq!(store.push(general, Op::Scalar1 { x: i as u32 - 1, dx: 1.0 }), i);
+            // SAFETY: as above.
+            let node = unsafe { store.push(general, Op::Scalar1 { x: i as u32 - 1, dx: 1.0 }) };
+            assert_eq!(node, i);
         }
         assert_eq!((store.len(), store.chunks_used()), (n, 3));
         let expected = format!("{:?}", Op::Scalar1 { x: chunk as u32, dx: 1.0 });
@@ -514,7 +515,8 @@ mod tests {
         for op in ops.clone() {
             let start = records.ops.len();
             let words = RecStore::words(&op, start);
-            let node = records.push(op.clone());
+            // SAFETY: room for 32 words was reserved, and the records take 11.
+            let node = unsafe { records.push(op.clone()) };
             assert_eq!(node + 1 - start, words, "{op:?}");
             nodes.push((node, start));
         }
@@ -529,7 +531,8 @@ mod tests {
         // A NaN partial, even one with the bits of a tag, is stored as the quiet NaN.
         let tagged = f64::from_bits(word::tagged(word::GENERAL, 7));
         for nan in [f64::NAN, -f64::NAN, tagged] {
-            let node = store.push(&mut Vec::new(), Op::Scalar1 { x: 0, dx: nan });
+            // SAFETY: 11 of the 32 words reserved are taken, and these take two each.
+            let node = unsafe { store.push(&mut Vec::new(), Op::Scalar1 { x: 0, dx: nan }) };
             let Some((Cow::Owned(Op::Scalar1 { x: 0, dx }), _)) = store.get(&[], node) else {
                 panic!("{nan}")
             };

@@ -709,7 +709,8 @@ impl Tape {
         if index >= u32::MAX as usize - 2 || serial > NodeRef::MAX_SERIAL {
             return Err(AdErrorKind::TapeFull.into());
         }
-        records.push(op);
+        // SAFETY: the store was grown above to hold `MAX_WORDS` more words.
+        unsafe { records.push(op) };
         self.operations += 1;
         Ok(NodeRef::new(level, serial))
     }
@@ -795,7 +796,9 @@ impl Tape {
             }
             if records.has_room(RecStore::MAX_WORDS) {
                 let op = Op::Scalar1 { x: index as u32, dx: term.partial };
-                let node = records.push(op);
+                // SAFETY: `has_room` holds for `MAX_WORDS`, and `room_end` is within the capacity
+                // (`Records::fit_room`).
+                let node = unsafe { records.push(op) };
                 self.operations += 1;
                 return Ok(NodeRef::new(level, records.base + node as u64));
             }
@@ -821,17 +824,21 @@ impl Tape {
                     let (dx, dy) = (a.partial * dx, b.partial * dy);
                     self.operations += 1;
                     records.ops.truncate(cut);
-                    let node = if x == y {
-                        records.push(Op::Scalar1 { x, dx: dx + dy })
-                    } else {
-                        records.push(Op::Scalar2 { a: x, da: dx, b: y, db: dy })
+                    let op = match x == y {
+                        true => Op::Scalar1 { x, dx: dx + dy },
+                        false => Op::Scalar2 { a: x, da: dx, b: y, db: dy },
                     };
+                    // SAFETY: `has_room` held for `MAX_WORDS` before the truncation, which only
+                    // shortens the store, and `room_end` is within the capacity
+                    // (`Records::fit_room`).
+                    let node = unsafe { records.push(op) };
                     return Ok(NodeRef::new(level, records.base + node as u64));
                 }
             }
             if !a.fresh && !b.fresh && i != j && records.has_room(RecStore::MAX_WORDS) {
                 let op = Op::Scalar2 { a: i as u32, da: a.partial, b: j as u32, db: b.partial };
-                let node = records.push(op);
+                // SAFETY: as in `fuse1`: `has_room` holds for `MAX_WORDS`.
+                let node = unsafe { records.push(op) };
                 self.operations += 1;
                 return Ok(NodeRef::new(level, records.base + node as u64));
             }
@@ -929,7 +936,9 @@ impl Tape {
         let records = &mut self.levels[level];
         records.ops.truncate(cut);
         let noted = self.log.is_some().then(|| op.clone());
-        records.push(op);
+        // SAFETY: the store holds `needed` words (grown above), and `needed` is the record's
+        // end; `RecStore::push` writes no more than that.
+        unsafe { records.push(op) };
         debug_assert_eq!(records.ops.len(), node_index + 1);
         self.operations += 1;
         let node = NodeRef::new(level, serial);
