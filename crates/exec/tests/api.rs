@@ -113,6 +113,26 @@ fn numbers_loaded_before_loops_run_as_written() {
     assert_eq!(out, "6171.0\n207758.0\n");
 }
 
+/// `int` arithmetic computed once in front of a loop gives the values computed at every
+/// iteration (a loop counter's arithmetic in a nested loop, a shape variable's, an `if` jumping
+/// to the code in front of a loop); arithmetic that can overflow stays in its loop, so a loop
+/// that runs no iteration reports nothing and one that runs reports the overflow where it is
+/// written.
+#[test]
+fn invariant_integer_arithmetic_runs_as_written() {
+    let text = "function int f(Tensor u[n], int k) {\n    int s = 0;\n    if (k > 5) {\n        s = 1;\n    }\n    loop (int i = 1; i < n + 1; i++) {\n        loop (int j = 0; j < 3; j++) {\n            s += (i - 1) * (i + 1) + (n - 1) * j;\n        }\n        int w = i * 2;\n        loop (int j = 0; j < 2; j++) {\n            Tensor t[m] = zeros([j + w]);\n            s += w - 1 + (m - 1) * 100;\n        }\n    }\n    loop (int i = 10; i > 0; i -= 3) {\n        loop (int j = 0; j < 2; j++) {\n            s += (i - 1) * 1000;\n        }\n    }\n    loop (int i = 0; i < k - 5; i++) {\n        s += k * 4611686018427387904;\n    }\n    return s;\n}\nTensor u[4];\nprint(f(u, 3));\nprint(f(u, 5));\nprint(f(u, 7));\n";
+    let dir = scratch("invariant-int");
+    let (db, main) = load(&dir, text);
+    let mut out = Vec::new();
+    let error = exec::run::run_program(&db, main, &mut out, Limits::default())
+        .err()
+        .unwrap_or_else(|| panic!("no error"));
+    assert_eq!(String::from_utf8_lossy(&out), "39746\n39746\n");
+    assert_eq!(error.message, "integer overflow: 7 * 4611686018427387904 does not fit in an int");
+    let span = error.span.unwrap_or_else(|| panic!("no span"));
+    assert_eq!(span_text(&db, span), "k * 4611686018427387904");
+}
+
 /// A loop bound evaluated once before the loop (arithmetic on shape variables and `cns` locals)
 /// runs the iterations the bound evaluated at every test runs, beside a bound on a variable the
 /// body changes; an overflow in such a bound is reported at the bound, as the first test did.

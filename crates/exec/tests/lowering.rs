@@ -80,6 +80,63 @@ fn numbers_in_loops_are_loaded_once() {
     );
 }
 
+/// `int` arithmetic on locals a loop never writes is computed once, in front of the outermost
+/// loop that writes none of them (`n - 1` before both loops, `i - 1` and `(i - 1) * 1000` before
+/// the loop over `j`), when it cannot overflow: not `w - 1` (any `int`), not `(i - 1) * (i + 1)`
+/// (`i` may come close to the largest `int`), not `k * 4611686018427387904`; not `m - 1`, whose
+/// shape variable the loop's declaration binds.
+#[test]
+fn invariant_integer_arithmetic_is_computed_before_its_loop() {
+    check(
+        "invariant-int",
+        "function int f(Tensor u[n], int k, int w) {\n    int s = 0;\n    loop (int i = 1; i < n + 1; i++) {\n        loop (int j = 0; j < 3; j++) {\n            s += (i - 1) * (i + 1) + (n - 1) * j;\n            s += w - 1 + k * 4611686018427387904;\n        }\n        loop (int j = 0; j < 2; j++) {\n            Tensor t[m] = zeros([j + 1]);\n            s += m - 1;\n        }\n    }\n    loop (int i = 10; i > 0; i -= 3) {\n        loop (int j = 0; j < 2; j++) {\n            s += (i - 1) * 1000;\n        }\n    }\n    return s;\n}\nTensor u[4];\nprint(f(u, 0, 1));\n",
+        &["f"],
+        expect![[r#"
+            unit 1 `f`: 3 parameters, 21 slots
+                 0  check %0: Tensor[n]
+                 1  %4 = 0
+                 2  %16 = int %3 - 1
+                 3  %19 = 4611686018427387904
+                 4  %5 = 1
+                 5  %12 = int %3 + 1
+                 6  if int %5 >= %12 goto 29
+                 7  %13 = int %5 - 1
+                 8  %14 = int %5 + 1
+                 9  %6 = 0
+                10  if int %6 >= 3 goto 20
+                11  %15 = int %13 * %14
+                12  %17 = int %16 * %6
+                13  %18 = int %15 + %17
+                14  %4 = int %4 + %18
+                15  %15 = int %2 - 1
+                16  %17 = int %1 * %19
+                17  %18 = int %15 + %17
+                18  %4 = int %4 + %18
+                19  %6 += 1; if int %6 < 3 goto 11
+                20  %7 = 0
+                21  if int %7 >= 2 goto 28
+                22  %13 = int %7 + 1
+                23  %9 = zeros(take %13)
+                24  check %9: Tensor[m]
+                25  %13 = int %8 - 1
+                26  %4 = int %4 + %13
+                27  %7 += 1; if int %7 < 2 goto 22
+                28  %5 += 1; if int %5 < %12 goto 7
+                29  %10 = 10
+                30  if int %10 <= 0 goto 38
+                31  %12 = int %10 - 1
+                32  %20 = int %12 * 1000
+                33  %11 = 0
+                34  if int %11 >= 2 goto 37
+                35  %4 = int %4 + %20
+                36  %11 += 1; if int %11 < 2 goto 35
+                37  %10 += -3; if int %10 > 0 goto 31
+                38  return %4
+                39  return
+        "#]],
+    );
+}
+
 /// A bound that no iteration can change (arithmetic on shape variables, `cns` locals and
 /// constants) is evaluated once before its loop, into a slot the loop's step tests; a bound on a
 /// variable the body may assign is evaluated at every test.
@@ -94,8 +151,8 @@ fn invariant_loop_bounds_are_evaluated_once() {
                  0  check %0: Tensor[n]
                  1  %3 = int %1 + 1
                  2  %4 = 0
-                 3  %5 = 1
-                 4  %8 = int %2 - 1
+                 3  %8 = int %2 - 1
+                 4  %5 = 1
                  5  if int %5 >= %8 goto 12
                  6  %6 = 0
                  7  %9 = int %3 * 2

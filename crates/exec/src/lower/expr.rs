@@ -414,6 +414,13 @@ impl UnitLowerer<'_, '_> {
             }
             HirBinary::Arith(arith) => {
                 let integers = int_like(&lhs_ty) && int_like(&rhs_ty) && ty == Ty::Int;
+                // Computed once, in front of a loop, when no iteration can change it.
+                if integers
+                    && dest == Dest::Any
+                    && let Some(slot) = self.hoist_int(expr)?
+                {
+                    return Ok(Operand::copy(slot));
+                }
                 // `n + 1`, and `3 * n`: a constant on the left of a commutative operation is an
                 // immediate too (the instruction keeps the order for its error message).
                 let immediate = match (int_op(arith), self.int_imm(lhs), self.int_imm(rhs)) {

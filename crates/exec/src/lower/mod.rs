@@ -13,6 +13,7 @@
 
 mod builtin;
 mod expr;
+mod hoist;
 mod record;
 mod stmt;
 
@@ -316,7 +317,9 @@ impl ProgramBuilder<'_> {
             function_name: name.clone(),
             snapshot: false,
             struct_sizes: FxHashMap::default(),
-            hoisted: None,
+            hoisted: Vec::new(),
+            counters: Vec::new(),
+            hoisting: false,
         };
         let prologue_end = match def.kind(db) {
             DefKind::Function => lowerer.prologue()?,
@@ -467,8 +470,14 @@ struct UnitLowerer<'a, 'db> {
     /// The size parameters of a `struct` whose literal is being checked, in temporaries of this
     /// unit (see `record_literal`).
     struct_sizes: FxHashMap<SizeVar, Slot>,
-    /// The numbers loaded once before the outermost loop being lowered (see [`Hoisted`]).
-    hoisted: Option<Hoisted>,
+    /// The loops being lowered, outermost first, each with the work hoisted in front of it
+    /// (see [`hoist::Hoisted`]).
+    hoisted: Vec<hoist::Hoisted>,
+    /// The ranges of the counters of the counted loops being lowered, innermost last (see
+    /// [`hoist::CounterRange`]).
+    counters: Vec<hoist::CounterRange>,
+    /// Set while the code of a hoisted expression is lowered: nothing inside it is hoisted.
+    hoisting: bool,
 }
 
 /// A number an instruction loads: `LoadInt` or `LoadFloat` (by its bits).
@@ -485,28 +494,6 @@ impl Number {
             Number::Float(bits) => Instr::LoadFloat { dst, value: f64::from_bits(bits) },
         }
     }
-}
-
-/// The numbers that the code of an outermost loop reads as operands (literals, constants folded
-/// to a number), each loaded once into a slot of its own before the loop instead of into a
-/// temporary on every iteration: `zi = 2.0 * zr * zi + ci` in a loop reads the slot that holds
-/// `2.0`. The slots are above every slot the unit used when they were taken and no temporary
-/// takes them while the loop is lowered ([`UnitLowerer::temp`]), so nothing in the loop writes
-/// them; the loads are put in front of the loop's code when it is complete
-/// ([`UnitLowerer::place_hoisted`]).
-///
-/// Measured (callgrind instructions, `bench/interpreter`, full size, 2026-11-27, against
-/// e866817, when trees of scalar float operations were still compiled into one instruction):
-/// suite geometric mean 0.974; simpson 0.852 (the loads no longer split its loop's float
-/// operations), mandelbrot 0.933 (its inner loop is 7
-/// instructions instead of 9), edit_distance 0.958, gauss_seidel 0.973; no program worse.
-#[derive(Default)]
-struct Hoisted {
-    /// Where the loop's code starts, and the loads go.
-    at: usize,
-    loads: Vec<(Number, Slot, RelSpan)>,
-    slots: FxHashMap<Number, Slot>,
-    reserved: FxHashSet<Slot>,
 }
 
 impl<'db> UnitLowerer<'_, 'db> {
@@ -529,55 +516,6 @@ impl<'db> UnitLowerer<'_, 'db> {
                 return slot;
             }
         }
-    }
-
-    /// Whether `slot` holds a number loaded before the loop (see [`Hoisted`]).
-    fn is_hoisted(&self, slot: Slot) -> bool {
-        self.hoisted.as_ref().is_some_and(|h| h.reserved.contains(&slot))
-    }
-
-    /// Loads `number` into `dest`: inside a loop, an operand (`Dest::Any`) reads the slot the
-    /// number is loaded into once, before the outermost loop (see [`Hoisted`]).
-    fn load_number(&mut self, number: Number, dest: Dest, span: RelSpan) -> Operand {
-        if dest == Dest::Any
-            && let Some(hoisted) = &mut self.hoisted
-        {
-            let slot = match hoisted.slots.get(&number) {
-                Some(&slot) => slot,
-                None => {
-                    let slot = self.max_slots;
-                    self.max_slots += 1;
-                    hoisted.loads.push((number, slot, span));
-                    hoisted.slots.insert(number, slot);
-                    hoisted.reserved.insert(slot);
-                    slot
-                }
-            };
-            return Operand::copy(slot);
-        }
-        let dst = self.dst(dest);
-        self.emit(number.load(dst), span);
-        Self::result(dest, dst)
-    }
-
-    /// Puts the loads of the numbers hoisted out of the loop whose code starts at `hoisted.at`
-    /// in front of it; the jumps into the code after that point follow it.
-    fn place_hoisted(&mut self, hoisted: Hoisted) {
-        let at = hoisted.at;
-        let count = hoisted.loads.len() as u32;
-        if count == 0 {
-            return;
-        }
-        for instr in &mut self.code {
-            if let Some(target) = instr.target_mut()
-                && *target as usize > at
-            {
-                *target += count;
-            }
-        }
-        let loads = hoisted.loads.iter().map(|&(number, slot, _)| number.load(slot));
-        self.code.splice(at..at, loads);
-        self.spans.splice(at..at, hoisted.loads.iter().map(|&(.., span)| span));
     }
 
     /// The slot a result goes to.

@@ -19,6 +19,7 @@ use tensor::einsum::Contraction;
 /// A loop with an `int` counter: `loop (...; i cmp bound; i += delta)`.
 #[derive(Clone, Copy)]
 struct Counted {
+    local: hir::LocalId,
     slot: crate::code::Slot,
     delta: i32,
     op: crate::code::Cmp,
@@ -75,16 +76,10 @@ impl UnitLowerer<'_, '_> {
                 Ok(())
             }
             Stmt::Loop { init, cond, step, body } => {
-                // The numbers an outermost loop reads are loaded once, in front of it.
-                let outermost = self.hoisted.is_none();
-                if outermost {
-                    self.hoisted =
-                        Some(super::Hoisted { at: self.code.len(), ..Default::default() });
-                }
+                // What the loop computes on every iteration but could once goes in front of it.
+                self.enter_loop(stmt);
                 let result = self.loop_stmt(init, *cond, *step, body, span);
-                if outermost && let Some(hoisted) = self.hoisted.take() {
-                    self.place_hoisted(hoisted);
-                }
+                self.leave_loop();
                 result
             }
             Stmt::Break => {
@@ -124,6 +119,9 @@ impl UnitLowerer<'_, '_> {
             _ => return None,
         };
         let slot = self.int_slot(target)?;
+        let Some(hir::Resolution::Local(local)) = self.infer.resolution(target) else {
+            return None;
+        };
         let Expr::Binary { op: hir::BinaryOp::Cmp(cmp), lhs, rhs } = self.body.exprs[cond] else {
             return None;
         };
@@ -138,7 +136,7 @@ impl UnitLowerer<'_, '_> {
                 None => return None,
             },
         };
-        Some(Counted { slot, delta, op: super::expr::cmp_of(cmp), bound })
+        Some(Counted { local, slot, delta, op: super::expr::cmp_of(cmp), bound })
     }
 
     /// Whether `expr` is `int` arithmetic (`+`, `-`, `*`) on constants, shape variables and `cns`
@@ -187,20 +185,26 @@ impl UnitLowerer<'_, '_> {
     fn counted_loop_body(
         &mut self,
         counted: Counted,
-        cond: ExprId,
-        step: ExprId,
+        (init, cond, step): (&[StmtId], ExprId, ExprId),
         body: &[StmtId],
     ) -> Result<()> {
         // The instruction can only fail in the step (overflow), so it carries the step's span.
         let step_span = self.span_of(step);
         let (exit, bound) = match counted.bound {
             Bound::Invariant(rhs) => {
-                // The slot stays reserved through the body, whose temporaries come after it.
-                let slot = self.temp();
-                let value = self.expr(rhs, Dest::Slot(slot))?;
-                if value.slot() != slot {
-                    self.emit(Instr::Copy { dst: slot, src: value }, self.span_of(rhs));
-                }
+                let slot = match self.hoist_int(rhs)? {
+                    Some(slot) => slot,
+                    None => {
+                        // The slot stays reserved through the body, whose temporaries come
+                        // after it.
+                        let slot = self.temp();
+                        let value = self.expr(rhs, Dest::Slot(slot))?;
+                        if value.slot() != slot {
+                            self.emit(Instr::Copy { dst: slot, src: value }, self.span_of(rhs));
+                        }
+                        slot
+                    }
+                };
                 let op = counted.op.negate();
                 let test = Instr::JumpIntCmp { op, a: counted.slot, b: slot, target: 0 };
                 let jump = self.emit(test, self.span_of(cond));
@@ -209,7 +213,18 @@ impl UnitLowerer<'_, '_> {
             bound => (self.branch(cond, false)?, bound),
         };
         let body_start = self.here();
-        let breaks = self.loop_body(body)?;
+        let imm = match bound {
+            Bound::Imm(imm) => Some(imm),
+            _ => None,
+        };
+        let range = self.counter_range(counted.local, init, body, (counted.delta, counted.op, imm));
+        let pushed = range.is_some();
+        self.counters.extend(range);
+        let breaks = self.loop_body(body);
+        if pushed {
+            self.counters.pop();
+        }
+        let breaks = breaks?;
         let Counted { slot, delta, op, .. } = counted;
         let instr = match bound {
             Bound::Imm(imm) => Instr::LoopIntImm { slot, delta, op, imm, target: body_start },
@@ -306,7 +321,7 @@ impl UnitLowerer<'_, '_> {
         if let (Some(cond), Some(step)) = (cond, step)
             && let Some(counted) = self.counted_loop(cond, step)
         {
-            return self.counted_loop_body(counted, cond, step, body);
+            return self.counted_loop_body(counted, (init, cond, step), body);
         }
         let to_cond = self.emit(Instr::Jump { target: 0 }, span);
         let body_start = self.here();
