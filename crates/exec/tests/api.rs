@@ -131,6 +131,13 @@ fn invariant_integer_arithmetic_runs_as_written() {
     assert_eq!(error.message, "integer overflow: 7 * 4611686018427387904 does not fit in an int");
     let span = error.span.unwrap_or_else(|| panic!("no span"));
     assert_eq!(span_text(&db, span), "k * 4611686018427387904");
+    // Computed once per iteration, at the start of the body (a `continue` included).
+    let (out, error) = run(
+        "iteration-int",
+        "function int f(Tensor u[n]) {\n    int s = 0;\n    loop (int j = 1; j < n; j++) {\n        if (u[j - 1] > 0.5) {\n            s += j - 1;\n            continue;\n        }\n        s += (j + 1) * 2;\n        loop (int k = 0; k < 2; k++) {\n            s += j + 1;\n        }\n    }\n    loop (int i = 0; i < n; i++) {\n        s += i * 3 + i * 3;\n        if (s > 100) {\n            i++;\n        }\n    }\n    return s;\n}\nTensor u[6] = [0.0, 1.0, 0.0, 1.0, 1.0, 0.0];\nprint(f(u));\n",
+    );
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(out, "122\n");
 }
 
 /// A loop bound evaluated once before the loop (arithmetic on shape variables and `cns` locals)

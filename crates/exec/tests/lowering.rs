@@ -137,6 +137,51 @@ fn invariant_integer_arithmetic_is_computed_before_its_loop() {
     );
 }
 
+/// `int` arithmetic that a counted loop's body computes more than once on the counter (and on
+/// locals the body does not write) is computed once per iteration, at the start of the body,
+/// where the step and a `continue` jump back to: `j - 1` and `j + 1` (which the nested loop
+/// reads too); not `i * 3`, whose loop's body writes its counter.
+#[test]
+fn repeated_integer_arithmetic_is_computed_once_per_iteration() {
+    check(
+        "iteration-int",
+        "function int f(Tensor u[n]) {\n    int s = 0;\n    loop (int j = 1; j < n; j++) {\n        if (u[j - 1] > 0.5) {\n            s += j - 1;\n            continue;\n        }\n        s += (j + 1) * 2;\n        loop (int k = 0; k < 2; k++) {\n            s += j + 1;\n        }\n    }\n    loop (int i = 0; i < n; i++) {\n        s += i * 3 + i * 3;\n        if (s > 100) {\n            i++;\n        }\n    }\n    return s;\n}\nTensor u[6] = [0.0, 1.0, 0.0, 1.0, 1.0, 0.0];\nprint(f(u));\n",
+        &["f"],
+        expect![[r#"
+            unit 1 `f`: 1 parameter, 10 slots
+                 0  check %0: Tensor[n]
+                 1  %2 = 0
+                 2  %8 = 0.5
+                 3  %3 = 1
+                 4  if int %3 >= %1 goto 18
+                 5  %6 = int %3 - 1
+                 6  %9 = int %3 + 1
+                 7  %7 = element %0[%6]
+                 8  if !(float %7 > %8) goto 11
+                 9  %2 = int %2 + %6
+                10  goto 17
+                11  %7 = int %9 * 2
+                12  %2 = int %2 + %7
+                13  %4 = 0
+                14  if int %4 >= 2 goto 17
+                15  %2 = int %2 + %9
+                16  %4 += 1; if int %4 < 2 goto 15
+                17  %3 += 1; if int %3 < %1 goto 5
+                18  %5 = 0
+                19  if int %5 >= %1 goto 27
+                20  %6 = int %5 * 3
+                21  %7 = int %5 * 3
+                22  %8 = int %6 + %7
+                23  %2 = int %2 + %8
+                24  if int %2 <= 100 goto 26
+                25  %5 = int %5 + 1
+                26  %5 += 1; if int %5 < %1 goto 20
+                27  return %2
+                28  return
+        "#]],
+    );
+}
+
 /// A bound that no iteration can change (arithmetic on shape variables, `cns` locals and
 /// constants) is evaluated once before its loop, into a slot the loop's step tests; a bound on a
 /// variable the body may assign is evaluated at every test.

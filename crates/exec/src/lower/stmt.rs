@@ -220,21 +220,32 @@ impl UnitLowerer<'_, '_> {
         let range = self.counter_range(counted.local, init, body, (counted.delta, counted.op, imm));
         let pushed = range.is_some();
         self.counters.extend(range);
+        if pushed {
+            self.enter_iteration(body);
+        }
         let breaks = self.loop_body(body);
         if pushed {
             self.counters.pop();
         }
-        let breaks = breaks?;
         let Counted { slot, delta, op, .. } = counted;
-        let instr = match bound {
-            Bound::Imm(imm) => Instr::LoopIntImm { slot, delta, op, imm, target: body_start },
-            Bound::Slot(rhs) => Instr::LoopInt { slot, delta, op, rhs, target: body_start },
-            Bound::Invariant(_) => return Err(RuntimeError::internal("an unevaluated loop bound")),
-        };
-        self.emit(instr, step_span);
-        self.bind(exit);
-        self.bind(breaks);
-        Ok(())
+        let result = breaks.and_then(|breaks| {
+            let instr = match bound {
+                Bound::Imm(imm) => Instr::LoopIntImm { slot, delta, op, imm, target: body_start },
+                Bound::Slot(rhs) => Instr::LoopInt { slot, delta, op, rhs, target: body_start },
+                Bound::Invariant(_) => {
+                    return Err(RuntimeError::internal("an unevaluated loop bound"));
+                }
+            };
+            self.emit(instr, step_span);
+            self.bind(exit);
+            self.bind(breaks);
+            Ok(())
+        });
+        if pushed {
+            // The body's own hoisted code goes at its start, where the step jumps back to.
+            self.leave_loop();
+        }
+        result
     }
 
     /// A loop's body, with its own `break` and `continue` labels: the `continue`s go to the code
