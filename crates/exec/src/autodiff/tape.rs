@@ -1041,18 +1041,12 @@ mod tests {
         tape.set_floor(0);
         let x = tape.leaf(Value::Float(0.5)).unwrap();
         let y = ops::unary(&mut tape, tensor::UnaryOp::Sin, x.clone()).unwrap();
-        let z = ops::binary_fused(&mut tape, BinaryOp::Mul, y.clone(), x.clone(), [false; 2]);
+        let z = ops::binary(&mut tape, BinaryOp::Mul, y.clone(), x.clone());
         let z = z.unwrap();
         assert_eq!(program_node(&z).map(NodeRef::serial), Some(NodeRef::MAX_SERIAL));
         let full = |result: Result<Value, AdError>| matches!(result, Err(error) if *error.kind() == AdErrorKind::TapeFull);
         assert!(full(ops::unary(&mut tape, tensor::UnaryOp::Sin, z.clone())));
-        assert!(full(ops::binary_fused(
-            &mut tape,
-            BinaryOp::Add,
-            z.clone(),
-            x.clone(),
-            [false; 2]
-        )));
+        assert!(full(ops::binary(&mut tape, BinaryOp::Add, z.clone(), x.clone())));
         tape.backward(&z).unwrap();
         let expected = 0.5f64.cos() * 0.5 + 0.5f64.sin();
         assert_eq!(tape.grad_of(&x).unwrap().as_f64(), Some(expected));

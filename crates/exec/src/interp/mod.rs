@@ -1641,7 +1641,7 @@ impl<'p, 'o> Machine<'p, 'o> {
 
     /// [`Instr::FloatArith`] on what [`Machine::run_code`] does not take on its fast paths (two
     /// plain floats, and floats tracked at one level, recorded by [`record_binary`]): an `int`
-    /// operand, any other value (through [`ops::binary_fused`]), and in a traced run everything,
+    /// operand, any other value (through [`ops::binary`]), and in a traced run everything,
     /// with the check of what it made.
     #[inline(never)]
     fn float_arith<const TRACE: bool>(
@@ -1672,10 +1672,10 @@ impl<'p, 'o> Machine<'p, 'o> {
                 // the value stack, so `regs` stays valid.
                 // SAFETY: `a` and `b` are slots of the frame (`Program::verify`).
                 let (x, y) = unsafe { (fetch(regs, *a), fetch(regs, *b)) };
-                // A traced run records each operation alone (`interp::trace`).
-                let fresh = [a.is_fresh() && !TRACE, b.is_fresh() && !TRACE];
+                // Each operation here is recorded alone, as a traced run needs
+                // (`interp::trace`): fresh operands are fused by `record_binary` only.
                 let inputs = TRACE.then(|| [x.clone(), y.clone()]);
-                let value = ops::binary_fused(&mut self.tape, *op, x, y, fresh)?;
+                let value = ops::binary(&mut self.tape, *op, x, y)?;
                 // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                 unsafe { *reg(regs, *dst) = value };
                 if let Some(inputs) = inputs {

@@ -2,8 +2,8 @@
 //! comparisons, `max`/`min`, and the constant-mask `select` that backward rules use.
 //!
 //! Floats tracked at one level take the fast path: compute the value and the local derivatives as
-//! plain numbers and push a scalar record, nothing else (`binary_fused` and `unary_fused`, for
-//! the interpreter, also fuse the records of fresh temporaries, see `Tape::fuse1`). Everything
+//! plain numbers and push a scalar record, nothing else (`unary_fused`, for
+//! the interpreter, also fuses the record of a fresh temporary, see `Tape::fuse1`). Everything
 //! else goes through the general path shared by all operations: lift the operands to the highest
 //! live level, compute the primal by calling the operation itself on the unboxed operands (so
 //! lower levels record it too), save what the backward rule needs, and box the result.
@@ -80,35 +80,6 @@ pub fn binary(t: &mut Tape, op: BinaryOp, a: Value, b: Value) -> Result<Value, A
         _ => {}
     }
     binary_general(t, op, a, b)
-}
-
-/// [`binary`] for the interpreter, which knows whether the operands are fresh temporaries (see
-/// `code::Operand`): the records of fresh single-level floats are fused into this one.
-#[inline]
-pub fn binary_fused(
-    t: &mut Tape,
-    op: BinaryOp,
-    a: Value,
-    b: Value,
-    [a_fresh, b_fresh]: [bool; 2],
-) -> Result<Value, AdError> {
-    if !op.is_comparison()
-        && let (Some((x, x_node)), Some((y, y_node))) =
-            (scalar_operand(t, &a), scalar_operand(t, &b))
-    {
-        let (z, dx, dy) = scalar::binary_with_partials(op, x, y);
-        let x_term = x_node.map(|node| Term { node, partial: dx, fresh: a_fresh });
-        let y_term = y_node.map(|node| Term { node, partial: dy, fresh: b_fresh });
-        match (x_term, y_term) {
-            (None, None) => return Ok(plain::float_binary(op, x, y)),
-            (Some(term), None) | (None, Some(term)) => return t.push_fused([term], z),
-            (Some(x), Some(y)) if x.node.level() == y.node.level() => {
-                return t.push_fused([x, y], z);
-            }
-            _ => {}
-        }
-    }
-    binary(t, op, a, b)
 }
 
 /// [`binary`] for everything but floats tracked at one level at most.

@@ -21,7 +21,7 @@ pub(crate) mod scalar;
 pub(crate) mod shape;
 
 pub use elementwise::{
-    add, binary, binary_fused, div, mul, neg, pow, scaled_update, select, sub, unary, unary_fused,
+    add, binary, div, mul, neg, pow, scaled_update, select, sub, unary, unary_fused,
 };
 pub use index::{add_at, gather, get, scatter_add, set, set_gathered, update_at, update_gathered};
 pub use linalg::{
