@@ -194,7 +194,7 @@ impl RecStore {
     }
 
     /// The scalar record (an [`Op::Scalar1`] or [`Op::Scalar2`]) whose node is at `index`, with
-    /// the position of its first word and the positions of its partials; `None` when `index` is
+    /// the position of its first word; `None` when `index` is
     /// past the end, is not a node or is another record. [`RecStore::get`] for the recording
     /// path, which fuses the scalar record at the end: no [`Op`] is built (and none dropped).
     #[inline(always)]
