@@ -11,9 +11,22 @@ use tensor::{BinaryOp, UnaryOp};
 /// `op(x)` and its derivative at `x`.
 #[inline]
 pub(crate) fn unary_with_derivative(op: UnaryOp, x: f64) -> (f64, f64) {
+    // `sin` and `cos` with their derivatives are one `sin_cos`, which the compiler makes one
+    // `sincos` call where the C library has one (glibc's gives the bits of `sin` and `cos`; the
+    // scalar_float tests compare the recorded values with plain ones bit for bit). It costs about
+    // a third less than the two calls (callgrind, the `x * a + sin(x) * b` gradient loop).
+    match op {
+        UnaryOp::Sin => return x.sin_cos(),
+        UnaryOp::Cos => {
+            let (sin, cos) = x.sin_cos();
+            return (cos, -sin);
+        }
+        _ => {}
+    }
     let y = op.apply(x);
     let derivative = match op {
         UnaryOp::Neg => -1.0,
+        // Taken above as one `sin_cos`; these are what it computes.
         UnaryOp::Sin => x.cos(),
         UnaryOp::Cos => -x.sin(),
         UnaryOp::Tan => 1.0 + y * y,
