@@ -381,16 +381,24 @@ pub(crate) fn chain_run(
     mut p: usize,
     partials: impl Fn(usize) -> Option<f64>,
 ) -> usize {
-    while p > 0 && p < chunk::WORDS {
+    if p == 0 || p >= chunk::WORDS {
+        return p;
+    }
+    // The adjoint each step writes is the next step's `g`, kept in a register: reading it back
+    // from the slot would put a store and a load on the chain of dependent steps (callgrind and
+    // `perf stat`: the backward pass of the `x * a + sin(x) * b` loop takes about 0.6 of the time
+    // that way).
+    let mut g = numbers[p];
+    while p > 0 {
         let Some(dx) = partials(p) else { break };
-        let g = numbers[p];
         let before = numbers[p - 1];
         let sum = match (g.is_nan(), before.is_nan()) {
             (false, false) => before + g * dx,
             (false, true) if before.to_bits() == ABSENT => g * dx,
             _ => break,
         };
-        numbers[p - 1] = canonical(sum);
+        g = canonical(sum);
+        numbers[p - 1] = g;
         p -= 1;
     }
     p
