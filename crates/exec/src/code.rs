@@ -33,7 +33,7 @@ pub const NO_SLOT: Slot = u32::MAX;
 /// A taken operand may also be *fresh*: the temporary was written only by the arithmetic or
 /// element-wise instruction that computed it, so its value is the only reference to the tape node
 /// that instruction recorded, and a scalar operation reading it may fuse that record into its own
-/// (see `Tape::push_fused`). A temporary copied from a variable is never fresh.
+/// (see `Tape::fuse1`). A temporary copied from a variable is never fresh.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Operand(u32);
 

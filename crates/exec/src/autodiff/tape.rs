@@ -96,7 +96,7 @@ impl ProgramPass {
     pub(crate) const MODE: (Keep, Words) = (Keep::Everything, Words::GivenBack);
 }
 
-/// An operand of a scalar operation being recorded (see [`Tape::push_fused`]): its live node,
+/// An operand of a scalar operation being recorded (see [`Tape::fuse1`]): its live node,
 /// the operation's partial derivative with respect to it, and whether the operand is a fresh
 /// temporary: the result of a scalar operation that nothing but this operand refers to.
 #[derive(Clone, Copy, Debug)]
@@ -730,48 +730,6 @@ impl Tape {
         records.slow = self.log.is_some();
         records.fit_room();
         reserved
-    }
-
-    /// Records a float function of the live scalar `x` with the plain local derivative `dx`.
-    #[inline]
-    pub(crate) fn push_scalar1(
-        &mut self,
-        x: NodeRef,
-        dx: f64,
-        value: f64,
-    ) -> Result<Value, AdError> {
-        self.push_fused([Term { node: x, partial: dx, fresh: false }], value)
-    }
-
-    /// Records a float function of the live scalars `a` and `b`, both of one level.
-    #[inline]
-    pub(crate) fn push_scalar2(
-        &mut self,
-        a: NodeRef,
-        b: NodeRef,
-        da: f64,
-        db: f64,
-        value: f64,
-    ) -> Result<Value, AdError> {
-        let a = Term { node: a, partial: da, fresh: false };
-        let b = Term { node: b, partial: db, fresh: false };
-        self.push_fused([a, b], value)
-    }
-
-    /// Records a float function of live scalars of one level with plain partial derivatives
-    /// (`terms`, one or two) and returns `value` boxed with the new node; see [`Tape::fuse1`].
-    #[inline]
-    pub(crate) fn push_fused<const N: usize>(
-        &mut self,
-        terms: [Term; N],
-        value: f64,
-    ) -> Result<Value, AdError> {
-        let node = match terms.as_slice() {
-            &[term] => self.fuse1(term, value)?,
-            &[a, b] => self.fuse2(a, b, value)?,
-            terms => self.fuse_general(terms, value)?,
-        };
-        Ok(Value::TrackedFloat { value, node })
     }
 
     /// Records a float function of one live scalar with the plain partial derivative

@@ -26,14 +26,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use hir::{Code, HirSpan, TransformOp};
 
 use crate::autodiff::{
-    self, AdContext, AdError, AdErrorKind, Site, Summary, Tape, TapeGraph, Term, TraceOptions,
+    self, AdContext, AdError, AdErrorKind, Site, Summary, Tape, TapeGraph, TraceOptions,
 };
 use crate::code::{
     BuiltinCall, Callable, CastKind, IndexEntry, Instr, IntOp, NO_SLOT, Operand, Program, Unit,
 };
 use crate::error::{RuntimeError, StackFrame};
 use crate::graph::{Graph, Node as GraphNodeInfo, NodeKind};
-use crate::ops::{self, scalar};
+use crate::ops::{self, scalar, scalar::Input};
 use crate::value::{NodeRef, Primal, Value};
 use tensor::{PrintOptions, Rng};
 
@@ -328,24 +328,27 @@ fn set_tracked(slot: &mut Value, value: f64, node: NodeRef) {
     }
 }
 
-/// The number and live node of a float (or `int`) operand of a recorded scalar operation, or
-/// `None` for anything but a plain number or a single-level tracked float.
+/// The number of a float (or `int`) operand of a recorded scalar operation, with its live node
+/// and whether it is fresh if it is tracked; `None` for anything but a plain number or a
+/// single-level tracked float.
 #[inline(always)]
-fn scalar_part(tape: &Tape, value: &Value) -> Option<(f64, Option<NodeRef>)> {
+fn scalar_part(tape: &Tape, value: &Value, operand: Operand) -> Option<(f64, Option<Input>)> {
     match *value {
         Value::Float(x) => Some((x, None)),
         // An `int` beside a tracked float converts as `(float)i` does: a constant of the record.
         Value::Int(x) => Some((x as f64, None)),
-        Value::TrackedFloat { value, node } if tape.is_live(node) => Some((value, Some(node))),
+        Value::TrackedFloat { value, node } if tape.is_live(node) => {
+            Some((value, Some(Input { node, fresh: operand.is_fresh() })))
+        }
         _ => None,
     }
 }
 
-/// `a op b` for floats tracked at one level (or one of them plain): records the operation with its
-/// partial derivatives as numbers, fusing the records of fresh operands into it
-/// ([`Tape::fuse1`]), and returns the result and its node without building a [`Value`] (returning
-/// one through memory costs a store-forwarding stall on every operation). `None` when the
-/// operands need the general path.
+/// `a op b` for floats tracked at one level (or one of them plain), recorded by
+/// [`scalar::record_binary`] with the operands' fresh marks, which fuses the records of fresh
+/// operands into the new one; the result and its node come back without building a [`Value`]
+/// (returning one through memory costs a store-forwarding stall on every operation). `None` when
+/// the operands need the general path.
 ///
 /// SAFETY: as for [`reg`], for the slots of `a` and `b`, which may be the same slot.
 #[inline(always)]
@@ -358,19 +361,11 @@ unsafe fn record_binary(
 ) -> Option<Result<(f64, NodeRef), AdError>> {
     // SAFETY: shared reads of the two slots, which end before anything is written.
     let (x, y) = unsafe { (&*regs.add(a.slot() as usize), &*regs.add(b.slot() as usize)) };
-    let ((x, x_node), (y, y_node)) = (scalar_part(tape, x)?, scalar_part(tape, y)?);
+    let (x, y) = (scalar_part(tape, x, a)?, scalar_part(tape, y, b)?);
     if op.is_comparison() {
         return None;
     }
-    let (z, dx, dy) = scalar::binary_with_partials(op, x, y);
-    let x_term = x_node.map(|node| Term { node, partial: dx, fresh: a.is_fresh() });
-    let y_term = y_node.map(|node| Term { node, partial: dy, fresh: b.is_fresh() });
-    let node = match (x_term, y_term) {
-        (Some(term), None) | (None, Some(term)) => tape.fuse1(term, z),
-        (Some(p), Some(q)) if p.node.level() == q.node.level() => tape.fuse2(p, q, z),
-        _ => return None,
-    };
-    Some(node.map(|node| (z, node)))
+    scalar::record_binary(tape, op, x, y)
 }
 
 /// Stores a `bool` like [`set_int`].
@@ -1335,11 +1330,10 @@ impl<'p, 'o> Machine<'p, 'o> {
                             && let Value::TrackedFloat { value: x, node } = *value
                             && self.tape.is_live(node)
                         {
-                            let (y, dy) = scalar::unary_with_derivative(*op, x);
-                            let term = Term { node, partial: dy, fresh: a.is_fresh() };
-                            match self.tape.fuse1(term, y) {
+                            let input = Input { node, fresh: a.is_fresh() };
+                            match scalar::record_unary(&mut self.tape, *op, x, input) {
                                 // SAFETY: `dst` is a slot of the frame (`Program::verify`).
-                                Ok(node) => set_tracked(unsafe { reg(regs, *dst) }, y, node),
+                                Ok((y, node)) => set_tracked(unsafe { reg(regs, *dst) }, y, node),
                                 Err(error) => fail!(self, RuntimeError::from(error), pc),
                             }
                         } else {

@@ -8,17 +8,21 @@
 //! live level, compute the primal by calling the operation itself on the unboxed operands (so
 //! lower levels record it too), save what the backward rule needs, and box the result.
 
-use crate::autodiff::{AdError, Arg, BinaryValues, Kind, Lifted, Op, Tape, Term};
-use crate::ops::{plain, scalar};
+use crate::autodiff::{AdError, Arg, BinaryValues, Kind, Lifted, Op, Tape};
+use crate::ops::plain;
+use crate::ops::scalar::{self, Input};
 use crate::value::Value;
 use tensor::{self, BinaryOp, Tensor, UnaryOp};
 
-/// A live scalar operand's number and node, or a plain number; `None` for anything else.
+/// A plain float's number, or a single-level tracked float's number and (live) node; `None` for
+/// anything else.
 #[inline]
-fn scalar_operand(t: &Tape, value: &Value) -> Option<(f64, Option<crate::value::NodeRef>)> {
+fn scalar_operand(t: &Tape, value: &Value) -> Option<(f64, Option<Input>)> {
     match *value {
         Value::Float(x) => Some((x, None)),
-        Value::TrackedFloat { value, node } => Some((value, t.is_live(node).then_some(node))),
+        Value::TrackedFloat { value, node } => {
+            Some((value, t.is_live(node).then_some(Input { node, fresh: false })))
+        }
         _ => None,
     }
 }
@@ -26,14 +30,7 @@ fn scalar_operand(t: &Tape, value: &Value) -> Option<(f64, Option<crate::value::
 /// `op(x)` element-wise: `-x`, `sin(x)`, ... An `int` is converted to `float` (except for `-`).
 #[inline]
 pub fn unary(t: &mut Tape, op: UnaryOp, x: Value) -> Result<Value, AdError> {
-    match x {
-        Value::Float(x) => Ok(Value::Float(op.apply(x))),
-        Value::TrackedFloat { value, node } if t.is_live(node) => {
-            let (y, dy) = scalar::unary_with_derivative(op, value);
-            t.push_scalar1(node, dy, y)
-        }
-        x => unary_general(t, op, x),
-    }
+    unary_fused(t, op, x, false)
 }
 
 /// [`unary`] for the interpreter, which knows whether `x` is a fresh temporary (see
@@ -41,11 +38,12 @@ pub fn unary(t: &mut Tape, op: UnaryOp, x: Value) -> Result<Value, AdError> {
 #[inline]
 pub fn unary_fused(t: &mut Tape, op: UnaryOp, x: Value, fresh: bool) -> Result<Value, AdError> {
     match x {
+        Value::Float(x) => Ok(Value::Float(op.apply(x))),
         Value::TrackedFloat { value, node } if t.is_live(node) => {
-            let (y, dy) = scalar::unary_with_derivative(op, value);
-            t.push_fused([Term { node, partial: dy, fresh }], y)
+            let (value, node) = scalar::record_unary(t, op, value, Input { node, fresh })?;
+            Ok(Value::TrackedFloat { value, node })
         }
-        x => unary(t, op, x),
+        x => unary_general(t, op, x),
     }
 }
 
@@ -166,27 +164,13 @@ fn scalar_binary(
     a: &Value,
     b: &Value,
 ) -> Option<Result<Value, AdError>> {
-    let (x, x_node) = scalar_operand(t, a)?;
-    let (y, y_node) = scalar_operand(t, b)?;
-    if op.is_comparison() {
-        return Some(Ok(plain::float_binary(op, x, y)));
+    let x = scalar_operand(t, a)?;
+    let y = scalar_operand(t, b)?;
+    if op.is_comparison() || (x.1.is_none() && y.1.is_none()) {
+        return Some(Ok(plain::float_binary(op, x.0, y.0)));
     }
-    match (x_node, y_node) {
-        (None, None) => Some(Ok(plain::float_binary(op, x, y))),
-        (Some(x_node), None) => {
-            let (z, dx, _) = scalar::binary_with_partials(op, x, y);
-            Some(t.push_scalar1(x_node, dx, z))
-        }
-        (None, Some(y_node)) => {
-            let (z, _, dy) = scalar::binary_with_partials(op, x, y);
-            Some(t.push_scalar1(y_node, dy, z))
-        }
-        (Some(x_node), Some(y_node)) if x_node.level() == y_node.level() => {
-            let (z, dx, dy) = scalar::binary_with_partials(op, x, y);
-            Some(t.push_scalar2(x_node, y_node, dx, dy, z))
-        }
-        _ => None,
-    }
+    let recorded = scalar::record_binary(t, op, x, y)?;
+    Some(recorded.map(|(value, node)| Value::TrackedFloat { value, node }))
 }
 
 /// An integer operand as a float.

@@ -1,12 +1,60 @@
-//! Values and local derivatives of scalar operations, for the fast recording path of floats tracked
-//! at one level: an operation there records its derivatives as plain numbers (`Rec::Scalar1`,
-//! `Rec::Pair` and `Rec::Scalar2`) instead of saving its operands.
+//! Values and local derivatives of scalar operations, and their recording for floats tracked at
+//! one level: an operation there records its derivatives as plain numbers (`Op::Scalar1` and
+//! `Op::Scalar2`) instead of saving its operands. [`record_unary`] and [`record_binary`] are that
+//! recording, for the interpreter's instructions and for `ops::unary` and `ops::binary` alike.
 //!
 //! Each derivative here is the plain-number form of the corresponding tensor rule in
 //! `autodiff::backward`, including the decisions at kinks and ties (documented there); the tests
 //! compare the two.
 
+use crate::autodiff::{AdError, Tape, Term};
+use crate::value::NodeRef;
 use tensor::{BinaryOp, UnaryOp};
+
+/// A tracked operand of a recorded scalar operation: its live node, and whether it is a fresh
+/// temporary whose record the new one may absorb (see [`Term`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Input {
+    pub(crate) node: NodeRef,
+    pub(crate) fresh: bool,
+}
+
+/// Records `op(x)` for a float `x` tracked at a live level: the value and the new node.
+#[inline(always)]
+pub(crate) fn record_unary(
+    tape: &mut Tape,
+    op: UnaryOp,
+    x: f64,
+    input: Input,
+) -> Result<(f64, NodeRef), AdError> {
+    let (y, dy) = unary_with_derivative(op, x);
+    let node = tape.fuse1(Term { node: input.node, partial: dy, fresh: input.fresh }, y)?;
+    Ok((y, node))
+}
+
+/// Records `x op y` for an arithmetic `op` (not a comparison) on two floats, each plain or
+/// tracked at a live level (`x_input`, `y_input`): the value and the new node. `None` when
+/// neither is tracked or they are tracked at two levels, which the general path of
+/// `ops::binary` takes.
+#[inline(always)]
+pub(crate) fn record_binary(
+    tape: &mut Tape,
+    op: BinaryOp,
+    (x, x_input): (f64, Option<Input>),
+    (y, y_input): (f64, Option<Input>),
+) -> Option<Result<(f64, NodeRef), AdError>> {
+    let (z, dx, dy) = binary_with_partials(op, x, y);
+    let term = |input: Input, partial| Term { node: input.node, partial, fresh: input.fresh };
+    let node = match (x_input, y_input) {
+        (Some(p), None) => tape.fuse1(term(p, dx), z),
+        (None, Some(q)) => tape.fuse1(term(q, dy), z),
+        (Some(p), Some(q)) if p.node.level() == q.node.level() => {
+            tape.fuse2(term(p, dx), term(q, dy), z)
+        }
+        _ => return None,
+    };
+    Some(node.map(|node| (z, node)))
+}
 
 /// `op(x)` and its derivative at `x`.
 #[inline]
