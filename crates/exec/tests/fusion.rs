@@ -3,7 +3,6 @@
 //! operations (the golden program `test_data/run/ad_fused.nb` checks many more against closed
 //! forms).
 
-use exec::code::{Instr, Operand};
 use exec::interp::{Limits, Machine};
 
 mod common;
@@ -58,26 +57,4 @@ fn values_held_by_variables_are_never_fused_away() {
     let text = "var float w = 0.3;\nfloat u = w * 3.0;\nfloat v = sin(u) * 2.0 + u * u;\nfloat z = v * 0.5 + u;\nprint(z);\n";
     let (_, records, _) = run("bound-records", text);
     assert_eq!(records, 1 + 1 + 1 + 4);
-}
-
-#[test]
-fn only_arithmetic_results_in_temporaries_are_fresh() {
-    let text = "float a = 2.0;\nfloat b = 3.0;\nfloat c = sin(a * b) * a + b;\nfloat d = a;\nprint(c + d);\n";
-    let dir = scratch("fresh");
-    let (db, main) = load(&dir, text);
-    let program = exec::lower::lower_program(&db, main).unwrap_or_else(|err| panic!("{err}"));
-    let unit = &program.units[program.main as usize];
-    let fresh: Vec<Operand> = unit
-        .code
-        .iter()
-        .flat_map(|instr| match *instr {
-            Instr::FloatArith { a, b, .. } => vec![a, b],
-            Instr::Unary { a, .. } => vec![a],
-            _ => vec![],
-        })
-        .filter(|operand| operand.is_fresh())
-        .collect();
-    // `a * b` into `sin`, `sin(..)` into `* a`, `.. * a` into `+ b`; variables are never fresh.
-    assert_eq!(fresh.len(), 3, "{:?}", unit.code);
-    assert!(fresh.iter().all(|operand| operand.is_take()));
 }

@@ -335,3 +335,69 @@ fn a_rebound_argument_moves_into_the_call() {
         "#]],
     );
 }
+
+/// A temporary that the next instruction reads once is `fresh` (a tracked one's record may be
+/// fused into the record of the operation reading it): `a * b` into `sin`, `sin(..)` into `* a`,
+/// `.. * a` into `+ b`. A variable never is, even where it is read last (`d = a`).
+#[test]
+fn only_arithmetic_results_in_temporaries_are_fresh() {
+    check(
+        "fresh",
+        "float a = 2.0;\nfloat b = 3.0;\nfloat c = sin(a * b) * a + b;\nfloat d = a;\nprint(c + d);\n",
+        &["<top level>"],
+        expect![[r#"
+            unit 0 `<top level>` (main): 0 parameters, 7 slots
+                 0  %0 = 2.0
+                 1  %1 = 3.0
+                 2  %4 = float %0 * %1
+                 3  %5 = sin(fresh %4)
+                 4  %6 = float fresh %5 * %0
+                 5  %2 = float fresh %6 + %1
+                 6  %3 = %0
+                 7  %4 = float %2 + %3
+                 8  %5 = print(fresh %4)
+                 9  return
+
+            unit 1 `<top level>` (constants of the main file): 0 parameters, 4 slots
+                 0  return
+
+        "#]],
+    );
+}
+
+/// `w -= rate * g` on a tensor variable is one fused update (`-=(w, rate, g)` in the
+/// disassembly), and so is `m += g * rate`; `m -= 2 * g`, whose factor is an `int`, keeps its two
+/// steps (`tests/api.rs` checks that fused and separate updates print the same bits).
+#[test]
+fn gradient_descent_updates_fuse() {
+    check(
+        "scaled-update",
+        "var Tensor w[3] = [0.3, -1.7, 2.9];\nTensor g[3] = [0.11, 0.7, -1.3];\nTensor m[3] = w;\nw -= 0.37 * grad(w);\nm += g * 0.1;\nm -= 2 * g;\nprint(w, m);\n",
+        &["<top level>"],
+        expect![[r#"
+            unit 0 `<top level>` (main): 0 parameters, 5 slots
+                 0  %0 = const [0.3, -1.7, 2.9]
+                 1  %0 = leaf %0
+                 2  %1 = const [0.11, 0.7, -1.3]
+                 3  refresh var %0
+                 4  %2 = %0
+                 5  %3 = 0.37
+                 6  refresh var %0
+                 7  %4 = grad(%0)
+                 8  refresh var %0
+                 9  %0 = -=(take %0, take %3, take %4)
+                10  %3 = 0.1
+                11  %2 = +=(take %2, take %3, %1)
+                12  %3 = 2
+                13  %4 = take %3 * %1
+                14  %2 = take %2 - take %4
+                15  refresh var %0
+                16  %3 = print(%0, %2)
+                17  return
+
+            unit 1 `<top level>` (constants of the main file): 0 parameters, 3 slots
+                 0  return
+
+        "#]],
+    );
+}
