@@ -248,9 +248,12 @@ fn nabla(binary: &Path, dir: &Path, args: &[&str]) -> Result<Outcome, String> {
     Ok(Outcome { success: output.status.success(), output: text })
 }
 
-/// Checks (and runs) one block in `scratch`; `Err` says how it broke its promise.
-fn check_block(binary: &Path, scratch: &Path, block: &Block) -> Result<(), String> {
-    let _ = std::fs::remove_dir_all(scratch);
+/// Checks (and runs) one block in a fresh temporary directory, removed on return; `Err` says how
+/// it broke its promise.
+fn check_block(binary: &Path, block: &Block) -> Result<(), String> {
+    let dir = tempfile::TempDir::with_prefix("nabla-docs-")
+        .map_err(|err| format!("cannot create a temporary directory: {err}"))?;
+    let scratch = dir.path();
     let files = block_files(&block.text);
     for (name, text) in &files {
         let path = scratch.join(name);
@@ -321,7 +324,6 @@ fn same_output(block: &Block, printed: &str) -> Result<(), String> {
 
 /// Checks every Nabla block of the documentation with the `nabla` binary at `binary`.
 pub fn check(root: &Path, binary: &Path) -> Result<(), String> {
-    let scratch = std::env::temp_dir().join(format!("nabla-docs-{}", std::process::id()));
     let mut failures = Vec::new();
     let mut counts = [0usize; 6];
     let mut outputs = 0;
@@ -346,12 +348,11 @@ pub fn check(root: &Path, binary: &Path) -> Result<(), String> {
                 Expect::Ignore => 5,
             }] += 1;
             outputs += usize::from(block.output.is_some());
-            if let Err(message) = check_block(binary, &scratch, block) {
+            if let Err(message) = check_block(binary, block) {
                 failures.push(format!("{shown}:{}: {message}", block.line));
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&scratch);
     let [checked, run, errors, warnings, run_errors, ignored] = counts;
     eprintln!(
         "docs: {} Nabla code blocks: {checked} checked, {run} also run, {errors} with an expected \

@@ -5,6 +5,8 @@
 
 use std::{path::PathBuf, process::Command, time::Instant};
 
+use tempfile::TempDir;
+
 fn main() -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|err| err.to_string())?;
     // target/<profile>/examples/test_runner_500 -> target/<profile>/nabla
@@ -16,12 +18,12 @@ fn main() -> Result<(), String> {
     if !nabla.exists() {
         return Err(format!("{} does not exist: build the cli first", nabla.display()));
     }
-    let dir = std::env::temp_dir().join(format!("nabla-test-500-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|err| err.to_string())?;
+    // Removed when `dir` is dropped, on an early return too.
+    let dir = TempDir::with_prefix("nabla-test-500-").map_err(|err| err.to_string())?;
     let program: String = (0..500)
         .map(|i| format!("test \"trivial {i}\" {{\n    assert_eq({i} + 1, {});\n}}\n\n", i + 1))
         .collect();
-    std::fs::write(dir.join("trivial.nb"), program).map_err(|err| err.to_string())?;
+    std::fs::write(dir.path().join("trivial.nb"), program).map_err(|err| err.to_string())?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     for jobs in [1, cores] {
         let mut best = f64::INFINITY;
@@ -29,7 +31,7 @@ fn main() -> Result<(), String> {
             let start = Instant::now();
             let output = Command::new(&nabla)
                 .args(["test", "-j", &jobs.to_string()])
-                .current_dir(&dir)
+                .current_dir(dir.path())
                 .output()
                 .map_err(|err| format!("cannot run {}: {err}", nabla.display()))?;
             let elapsed = start.elapsed().as_secs_f64();
@@ -45,6 +47,5 @@ fn main() -> Result<(), String> {
             best * jobs as f64
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }

@@ -1,6 +1,8 @@
 //! `nabla check` and `nabla explain` end to end: output formats and exit statuses.
 
-use std::{path::PathBuf, process::Command};
+use std::process::Command;
+
+use tempfile::TempDir;
 
 fn nabla(args: &[&str]) -> (String, String, i32) {
     let output = Command::new(env!("CARGO_BIN_EXE_nabla"))
@@ -15,11 +17,12 @@ fn nabla(args: &[&str]) -> (String, String, i32) {
     )
 }
 
-fn scratch(name: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nabla-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+/// A fresh directory holding `files` (path and text), removed when the guard is dropped.
+fn scratch(name: &str, files: &[(&str, &str)]) -> TempDir {
+    let dir =
+        TempDir::with_prefix(format!("nabla-cli-{name}-")).unwrap_or_else(|err| panic!("{err}"));
     for (path, text) in files {
-        let path = dir.join(path);
+        let path = dir.path().join(path);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).unwrap_or_else(|err| panic!("{err}"));
         }
@@ -32,7 +35,8 @@ fn scratch(name: &str, files: &[(&str, &str)]) -> PathBuf {
 fn clean_directory_prints_an_empty_json_array_and_exits_0() {
     let dir =
         scratch("clean", &[("a.nb", "int x = 1;\nprint(x);\n"), ("sub/b.nb", "print(2.0);\n")]);
-    let (stdout, _, status) = nabla(&["check", "--format", "json", dir.to_str().unwrap_or(".")]);
+    let (stdout, _, status) =
+        nabla(&["check", "--format", "json", dir.path().to_str().unwrap_or(".")]);
     assert_eq!((stdout.as_str(), status), ("[]\n", 0));
 }
 
@@ -42,7 +46,7 @@ fn errors_are_printed_rustc_style_and_exit_1() {
         "errors",
         &[("m.nb", "Tensor a[2][3];\nTensor b[4][2];\nTensor c = a @ b;\nprint(c);\n")],
     );
-    let path = dir.join("m.nb");
+    let path = dir.path().join("m.nb");
     let (stdout, _, status) = nabla(&["check", path.to_str().unwrap_or(".")]);
     assert_eq!(status, 1);
     let expected = format!(
@@ -73,7 +77,7 @@ check failed: 1 error, 0 warnings
 fn warnings_alone_exit_0() {
     let text = "function float f(float x) {\n    if (x == 0.0) {\n        return 0.0;\n    }\n    return x;\n}\nprint(grad(f)(1.0));\n";
     let dir = scratch("warn", &[("w.nb", text)]);
-    let (stdout, _, status) = nabla(&["check", dir.to_str().unwrap_or(".")]);
+    let (stdout, _, status) = nabla(&["check", dir.path().to_str().unwrap_or(".")]);
     assert_eq!(status, 0, "{stdout}");
     assert!(stdout.starts_with("warning[W0001]"), "{stdout}");
 }
@@ -81,8 +85,7 @@ fn warnings_alone_exit_0() {
 #[test]
 fn unreadable_files_are_reported() {
     let dir = scratch("bad", &[]);
-    let _ = std::fs::create_dir_all(&dir);
-    let path = dir.join("bad.nb");
+    let path = dir.path().join("bad.nb");
     std::fs::write(&path, [0xffu8, 0xfe]).unwrap_or_else(|err| panic!("{err}"));
     let (_, stderr, status) = nabla(&["check", path.to_str().unwrap_or(".")]);
     assert_eq!(status, 1);

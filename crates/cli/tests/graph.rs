@@ -7,17 +7,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use expect_test::{expect, expect_file};
+use tempfile::TempDir;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// A fresh directory for one test's files.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nabla-graph-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("{err}"));
-    dir
+/// A fresh directory for one test's files, removed when the guard is dropped.
+fn scratch(name: &str) -> TempDir {
+    TempDir::with_prefix(format!("nabla-graph-{name}-")).unwrap_or_else(|err| panic!("{err}"))
 }
 
 /// Runs `nabla` with `args` and returns standard output, standard error and the exit status.
@@ -71,7 +69,7 @@ const GRADIENT: &str = "#cf222e";
 #[test]
 fn figure_one_has_the_expected_nodes_and_edges() {
     let dir = scratch("figure1");
-    let out = dir.join("figure1.dot");
+    let out = dir.path().join("figure1.dot");
     let file = repo().join("examples/figure1_corrected.nb");
     let (stdout, stderr, status) =
         nabla(&["graph", &file.display().to_string(), "-o", &out.display().to_string()]);
@@ -128,7 +126,7 @@ fn figure_one_has_the_expected_nodes_and_edges() {
     assert!(!stdout.is_empty());
     let source = std::fs::read_to_string(&file).unwrap_or_else(|err| panic!("{err}"));
     let line_mode =
-        program(&dir, "figure1_line.nb", &format!("print_options(\"line\");\n{source}"));
+        program(dir.path(), "figure1_line.nb", &format!("print_options(\"line\");\n{source}"));
     let (stdout, stderr, status) = nabla(&["run", &line_mode]);
     assert_eq!(status, 0, "{stderr}");
     let printed: Vec<&str> = stdout.lines().collect();
@@ -144,11 +142,11 @@ fn figure_one_has_the_expected_nodes_and_edges() {
 fn a_long_loop_collapses_into_a_small_file() {
     let dir = scratch("loop");
     let file = program(
-        &dir,
+        dir.path(),
         "loop.nb",
         "var float x = 0.5;\nfloat y = x;\nloop (int i = 0; i < 100000; i++) {\n    y = y * 0.99999 + sin(x) * 0.001;\n}\nbackward(y);\nprint(grad(x));\n",
     );
-    let svg = dir.join("loop.svg");
+    let svg = dir.path().join("loop.svg");
     let (stdout, stderr, status) = nabla(&["run", &file, "--graph", &svg.display().to_string()]);
     assert_eq!(status, 0, "{stderr}");
     assert!(stderr.contains("wrote the graph (5 nodes"), "{stderr}");
@@ -197,8 +195,8 @@ print(grad(w));
 #[test]
 fn calls_group_into_one_node_each() {
     let dir = scratch("group");
-    let file = program(&dir, "layers.nb", LAYERS);
-    let dot = dir.join("layers.dot").display().to_string();
+    let file = program(dir.path(), "layers.nb", LAYERS);
+    let dot = dir.path().join("layers.dot").display().to_string();
     let (_, stderr, status) = nabla(&["graph", &file, "-o", &dot, "--group", "functions"]);
     assert_eq!(status, 0, "{stderr}");
     let text = std::fs::read_to_string(&dot).unwrap_or_else(|err| panic!("{err}"));
@@ -221,8 +219,8 @@ fn calls_group_into_one_node_each() {
 #[test]
 fn from_and_depth_select_what_a_line_depends_on() {
     let dir = scratch("select");
-    let file = program(&dir, "layers.nb", LAYERS);
-    let dot = dir.join("layers.dot").display().to_string();
+    let file = program(dir.path(), "layers.nb", LAYERS);
+    let dot = dir.path().join("layers.dot").display().to_string();
     let (_, stderr, status) = nabla(&["graph", &file, "-o", &dot, "--from", "7", "--depth", "1"]);
     assert_eq!(status, 0, "{stderr}");
     let text = std::fs::read_to_string(&dot).unwrap_or_else(|err| panic!("{err}"));
@@ -241,11 +239,11 @@ fn from_and_depth_select_what_a_line_depends_on() {
 fn expand_draws_every_iteration() {
     let dir = scratch("expand");
     let file = program(
-        &dir,
+        dir.path(),
         "three.nb",
         "var float x = 2.0;\nfloat y = x;\nloop (int i = 0; i < 3; i++) {\n    y = y * x;\n}\nbackward(y);\n",
     );
-    let dot = dir.join("three.dot").display().to_string();
+    let dot = dir.path().join("three.dot").display().to_string();
     let (_, stderr, status) = nabla(&["graph", &file, "-o", &dot, "--expand"]);
     assert_eq!(status, 0, "{stderr}");
     let text = std::fs::read_to_string(&dot).unwrap_or_else(|err| panic!("{err}"));
@@ -268,8 +266,9 @@ fn expand_draws_every_iteration() {
 #[test]
 fn a_run_without_backward_draws_its_recording() {
     let dir = scratch("forward");
-    let file = program(&dir, "forward.nb", "var Tensor a[2] = [1.0, 2.0];\nprint(sum(exp(a)));\n");
-    let svg = dir.join("forward.svg");
+    let file =
+        program(dir.path(), "forward.nb", "var Tensor a[2] = [1.0, 2.0];\nprint(sum(exp(a)));\n");
+    let svg = dir.path().join("forward.svg");
     let (_, stderr, status) = nabla(&["graph", &file, "-o", &svg.display().to_string()]);
     assert_eq!(status, 0, "{stderr}");
     assert!(stderr.contains("not differentiated"), "{stderr}");
@@ -290,7 +289,7 @@ fn the_committed_pictures_are_what_nabla_draws() {
         ("figure1_corrected.nb", expect_file!["../../../docs/images/figure1_graph.svg"]),
         ("small_network.nb", expect_file!["../../../docs/images/small_network_graph.svg"]),
     ] {
-        let svg = dir.join(example.replace(".nb", ".svg"));
+        let svg = dir.path().join(example.replace(".nb", ".svg"));
         let file = repo().join("examples").join(example);
         let (_, stderr, status) =
             nabla(&["graph", &file.display().to_string(), "-o", &svg.display().to_string()]);

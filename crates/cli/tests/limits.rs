@@ -5,9 +5,11 @@
 
 use std::{
     io::Write,
-    path::{Path, PathBuf},
+    path::Path,
     process::{Command, Output, Stdio},
 };
+
+use tempfile::TempDir;
 
 /// What a run printed and how it ended.
 struct Run {
@@ -62,12 +64,12 @@ fn nabla(dir: &Path, args: &[&str], envs: &[(&str, &str)], stdin: &[u8]) -> Run 
     Run::from(output)
 }
 
-fn scratch(name: &str, files: &[(&str, &[u8])]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nabla-limits-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("{err}"));
+/// A fresh directory holding `files` (name and bytes), removed when the guard is dropped.
+fn scratch(name: &str, files: &[(&str, &[u8])]) -> TempDir {
+    let dir =
+        TempDir::with_prefix(format!("nabla-limits-{name}-")).unwrap_or_else(|err| panic!("{err}"));
     for (path, bytes) in files {
-        std::fs::write(dir.join(path), bytes).unwrap_or_else(|err| panic!("{err}"));
+        std::fs::write(dir.path().join(path), bytes).unwrap_or_else(|err| panic!("{err}"));
     }
     dir
 }
@@ -117,9 +119,9 @@ fn deep_inputs() -> Vec<(&'static str, String)> {
 fn deep_nesting_and_long_chains_are_clean_errors() {
     let dir = scratch("deep", &[]);
     for (name, text) in deep_inputs() {
-        std::fs::write(dir.join("deep.nb"), &text).unwrap_or_else(|err| panic!("{err}"));
+        std::fs::write(dir.path().join("deep.nb"), &text).unwrap_or_else(|err| panic!("{err}"));
         for (command, status) in COMMANDS {
-            let run = nabla(&dir, &with_file(command, "deep.nb"), &[], b"");
+            let run = nabla(dir.path(), &with_file(command, "deep.nb"), &[], b"");
             let what = format!("{name}: nabla {}", command.join(" "));
             run.assert_exit(status, &what);
             let output = run.text();
@@ -128,7 +130,7 @@ fn deep_nesting_and_long_chains_are_clean_errors() {
                 "{what}: no nesting error"
             );
         }
-        assert_eq!(read(&dir.join("deep.nb")), text.as_bytes(), "{name}: the file changed");
+        assert_eq!(read(&dir.path().join("deep.nb")), text.as_bytes(), "{name}: the file changed");
     }
 }
 
@@ -136,9 +138,9 @@ fn deep_nesting_and_long_chains_are_clean_errors() {
 fn chains_within_the_depth_limit_are_fine() {
     let dir = scratch("chains", &[]);
     let text = format!("float x = {}1.0;\nprint(x);\n", "1.0 + ".repeat(9_000));
-    std::fs::write(dir.join("chain.nb"), &text).unwrap_or_else(|err| panic!("{err}"));
+    std::fs::write(dir.path().join("chain.nb"), &text).unwrap_or_else(|err| panic!("{err}"));
     for command in [&["parse"][..], &["check"], &["fmt"], &["fmt", "--check"], &["run"]] {
-        let run = nabla(&dir, &with_file(command, "chain.nb"), &[], b"");
+        let run = nabla(dir.path(), &with_file(command, "chain.nb"), &[], b"");
         run.assert_exit(0, &format!("nabla {}", command.join(" ")));
     }
 }
@@ -151,23 +153,31 @@ fn files_over_the_size_limit_are_refused() {
     let limit = [("NABLA_MAX_SOURCE_BYTES", "1000")];
     for (command, status) in COMMANDS {
         let what = format!("nabla {}", command.join(" "));
-        let run = nabla(&dir, &with_file(command, "big.nb"), &limit, b"");
+        let run = nabla(dir.path(), &with_file(command, "big.nb"), &limit, b"");
         run.assert_exit(status, &what);
         assert!(
             run.stderr.contains("is 2211 bytes; source files are limited to 1000 bytes"),
             "{what}: {}",
             run.stderr
         );
-        let roomy =
-            nabla(&dir, &with_file(command, "big.nb"), &[("NABLA_MAX_SOURCE_BYTES", "2211")], b"");
+        let roomy = nabla(
+            dir.path(),
+            &with_file(command, "big.nb"),
+            &[("NABLA_MAX_SOURCE_BYTES", "2211")],
+            b"",
+        );
         roomy.assert_exit(0, &format!("{what}, at the limit"));
     }
-    let run = nabla(&dir, &["fmt", "-"], &limit, text.as_bytes());
+    let run = nabla(dir.path(), &["fmt", "-"], &limit, text.as_bytes());
     run.assert_exit(1, "nabla fmt -");
     assert!(run.stderr.contains("over the limit of 1000 bytes"), "{}", run.stderr);
     // The variable lowers the limit; it does not raise it past the built-in one.
-    let run =
-        nabla(&dir, &["check", "big.nb"], &[("NABLA_MAX_SOURCE_BYTES", "1000000000000")], b"");
+    let run = nabla(
+        dir.path(),
+        &["check", "big.nb"],
+        &[("NABLA_MAX_SOURCE_BYTES", "1000000000000")],
+        b"",
+    );
     run.assert_exit(0, "a limit above the built-in one");
 }
 
@@ -178,33 +188,33 @@ fn binary_files_are_clean_errors() {
     let dir = scratch("binary", &[("invalid.nb", invalid), ("controls.nb", controls)]);
     for (command, status) in COMMANDS {
         let what = format!("nabla {}", command.join(" "));
-        let run = nabla(&dir, &with_file(command, "invalid.nb"), &[], b"");
+        let run = nabla(dir.path(), &with_file(command, "invalid.nb"), &[], b"");
         run.assert_exit(status, &what);
         assert!(
             run.stderr.contains("invalid.nb:2:3: the file is not valid UTF-8 (byte 0xff)"),
             "{what}: {}",
             run.stderr
         );
-        let run = nabla(&dir, &with_file(command, "controls.nb"), &[], b"");
+        let run = nabla(dir.path(), &with_file(command, "controls.nb"), &[], b"");
         run.assert_exit(status, &what);
         assert!(run.text().contains("unexpected control character"), "{what}: {}", run.text());
     }
-    let run = nabla(&dir, &["fmt", "-"], &[], invalid);
+    let run = nabla(dir.path(), &["fmt", "-"], &[], invalid);
     run.assert_exit(1, "nabla fmt -");
     assert!(run.stderr.contains("not valid UTF-8"), "{}", run.stderr);
-    assert_eq!(read(&dir.join("invalid.nb")), invalid);
-    assert_eq!(read(&dir.join("controls.nb")), controls);
+    assert_eq!(read(&dir.path().join("invalid.nb")), invalid);
+    assert_eq!(read(&dir.path().join("controls.nb")), controls);
 }
 
 #[test]
 fn empty_files_are_fine() {
     let dir = scratch("empty", &[("empty.nb", b"")]);
     for command in [&["parse"][..], &["check"], &["fmt"], &["fmt", "--check"], &["run"]] {
-        let run = nabla(&dir, &with_file(command, "empty.nb"), &[], b"");
+        let run = nabla(dir.path(), &with_file(command, "empty.nb"), &[], b"");
         run.assert_exit(0, &format!("nabla {}", command.join(" ")));
     }
-    assert_eq!(read(&dir.join("empty.nb")), b"");
-    let run = nabla(&dir, &["fmt", "-"], &[], b"");
+    assert_eq!(read(&dir.path().join("empty.nb")), b"");
+    let run = nabla(dir.path(), &["fmt", "-"], &[], b"");
     run.assert_exit(0, "nabla fmt -");
     assert_eq!(run.stdout, "");
 }
@@ -212,18 +222,18 @@ fn empty_files_are_fine() {
 #[test]
 fn a_directory_given_as_a_file_is_a_clean_error() {
     let dir = scratch("directory", &[]);
-    std::fs::create_dir_all(dir.join("sub.nb")).unwrap_or_else(|err| panic!("{err}"));
-    let run = nabla(&dir, &["parse", "sub.nb"], &[], b"");
+    std::fs::create_dir_all(dir.path().join("sub.nb")).unwrap_or_else(|err| panic!("{err}"));
+    let run = nabla(dir.path(), &["parse", "sub.nb"], &[], b"");
     run.assert_exit(1, "nabla parse DIRECTORY");
     assert!(run.stderr.contains("sub.nb is a directory, not a source file"), "{}", run.stderr);
-    let run = nabla(&dir, &["run", "sub.nb"], &[], b"");
+    let run = nabla(dir.path(), &["run", "sub.nb"], &[], b"");
     run.assert_exit(2, "nabla run DIRECTORY");
     assert!(run.stderr.contains("sub.nb is a directory, not a source file"), "{}", run.stderr);
     // Check and fmt take directories, and search them for `.nb` files: this one has none.
     for command in [&["check"][..], &["fmt"]] {
-        nabla(&dir, &with_file(command, "sub.nb"), &[], b"").assert_exit(0, command[0]);
+        nabla(dir.path(), &with_file(command, "sub.nb"), &[], b"").assert_exit(0, command[0]);
     }
-    let missing = nabla(&dir, &["check", "missing.nb"], &[], b"");
+    let missing = nabla(dir.path(), &["check", "missing.nb"], &[], b"");
     missing.assert_exit(1, "nabla check MISSING");
 }
 
@@ -251,20 +261,20 @@ fn fmt_under_size_limit(dir: &Path, file: &str, ignore_signal: bool) -> Run {
 fn fmt_killed_while_writing_leaves_the_file_intact() {
     let original = big_unformatted();
     let dir = scratch("killed", &[("prog.nb", original.as_bytes())]);
-    let run = fmt_under_size_limit(&dir, "prog.nb", false);
+    let run = fmt_under_size_limit(dir.path(), "prog.nb", false);
     assert_ne!(run.code, Some(0), "nabla fmt wrote past the file-size limit");
-    assert_eq!(read(&dir.join("prog.nb")), original.as_bytes(), "the file was changed");
+    assert_eq!(read(&dir.path().join("prog.nb")), original.as_bytes(), "the file was changed");
 }
 
 #[test]
 fn fmt_failing_to_write_leaves_the_file_intact_and_no_temporary() {
     let original = big_unformatted();
     let dir = scratch("full", &[("prog.nb", original.as_bytes())]);
-    let run = fmt_under_size_limit(&dir, "prog.nb", true);
+    let run = fmt_under_size_limit(dir.path(), "prog.nb", true);
     run.assert_exit(1, "nabla fmt on a full disk");
     assert!(run.stderr.contains("cannot write"), "{}", run.stderr);
-    assert_eq!(read(&dir.join("prog.nb")), original.as_bytes(), "the file was changed");
-    let names: Vec<String> = std::fs::read_dir(&dir)
+    assert_eq!(read(&dir.path().join("prog.nb")), original.as_bytes(), "the file was changed");
+    let names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap_or_else(|err| panic!("{err}"))
         .filter_map(Result::ok)
         .map(|entry| entry.file_name().to_string_lossy().into_owned())
@@ -278,14 +288,14 @@ fn fmt_failing_to_write_leaves_the_file_intact_and_no_temporary() {
 fn many_errors_on_one_long_line_are_reported_in_windows() {
     let line = format!("int x = 1; {}\n", "x = $;".repeat(20_000));
     let dir = scratch("long-line", &[("long.nb", line.as_bytes())]);
-    let run = nabla(&dir, &["check", "long.nb"], &[], b"");
+    let run = nabla(dir.path(), &["check", "long.nb"], &[], b"");
     run.assert_exit(1, "nabla check");
     let errors = run.stdout.matches("error[E0001]").count();
     assert_eq!(errors, 40_000, "{}", &run.stdout[..run.stdout.len().min(2000)]);
     assert!(run.stdout.len() < errors * 600, "{} bytes for {errors} errors", run.stdout.len());
     assert!(run.stdout.contains("long.nb:1:120005\n"), "the last error's column");
     assert!(run.stdout.contains("1 | ...x = $;x = $;"), "a window of the line");
-    let json = nabla(&dir, &["check", "--format", "json", "long.nb"], &[], b"");
+    let json = nabla(dir.path(), &["check", "--format", "json", "long.nb"], &[], b"");
     json.assert_exit(1, "nabla check --format json");
     assert!(json.stdout.contains("\"column\":120005"), "the last error's column in JSON");
 }

@@ -28,8 +28,8 @@ const LIB: &str = "function float square(float x) {
 #[test]
 fn diagnostics_appear_and_disappear_with_incremental_edits() {
     let dir = workspace("diagnostics", &[("lib.nb", LIB)]);
-    let main = uri(&dir.join("main.nb"));
-    let mut server = Server::start(&dir);
+    let main = uri(&dir.path().join("main.nb"));
+    let mut server = Server::start(dir.path());
     server.open(&main, MAIN);
     let published =
         server.diagnostics(&main, |p| p["diagnostics"].as_array().is_some_and(|d| !d.is_empty()));
@@ -77,9 +77,9 @@ fn diagnostics_appear_and_disappear_with_incremental_edits() {
 #[test]
 fn hover_definition_rename_and_completion() {
     let dir = workspace("navigation", &[("lib.nb", LIB)]);
-    let main = uri(&dir.join("main.nb"));
-    let lib = uri(&dir.join("lib.nb"));
-    let mut server = Server::start(&dir);
+    let main = uri(&dir.path().join("main.nb"));
+    let lib = uri(&dir.path().join("lib.nb"));
+    let mut server = Server::start(dir.path());
     server.open(&main, MAIN);
 
     let hover = server.result("textDocument/hover", at(&main, 2, 14));
@@ -143,8 +143,8 @@ fn hover_definition_rename_and_completion() {
 fn formatting_hints_tokens_symbols_folds_and_lenses() {
     let text = "Tensor a[2][3];\nTensor p = a * 2.0;\nfunction float f(float x){return x*2.0;}\ntest \"f\" {\n    assert(f(1.0) == 2.0);\n}\n";
     let dir = workspace("features", &[]);
-    let main = uri(&dir.join("main.nb"));
-    let mut server = Server::start(&dir);
+    let main = uri(&dir.path().join("main.nb"));
+    let mut server = Server::start(dir.path());
     server.open(&main, text);
     let document = json!({ "textDocument": { "uri": main } });
 
@@ -203,8 +203,8 @@ Tensor out = conv1d_valid(s, w);
 print(conv1d_valid(s, ));
 ";
     let dir = workspace("signature", &[]);
-    let main = uri(&dir.join("main.nb"));
-    let mut server = Server::start(&dir);
+    let main = uri(&dir.path().join("main.nb"));
+    let mut server = Server::start(dir.path());
     server.open(&main, text);
 
     let help = server.result("textDocument/signatureHelp", at(&main, 6, 30));
@@ -224,8 +224,8 @@ fn positions_are_utf16() {
     // `𝕏` is one character, four bytes in UTF-8 and two code units in UTF-16.
     let text = "float y = 1.0; /* 𝕏é */ float z = y + nope;\nprint(z);\n";
     let dir = workspace("utf16", &[]);
-    let main = uri(&dir.join("main.nb"));
-    let mut server = Server::start(&dir);
+    let main = uri(&dir.path().join("main.nb"));
+    let mut server = Server::start(dir.path());
     server.open(&main, text);
     // `nope` starts at character 39 in UTF-16 (41 bytes in).
     let published = server.diagnostics(&main, |p| p["version"] == 1);
@@ -243,8 +243,8 @@ fn positions_are_utf16() {
 #[test]
 fn edits_apply_in_the_order_received_whatever_their_versions() {
     let dir = workspace("order", &[]);
-    let main = uri(&dir.join("main.nb"));
-    let mut server = Server::start(&dir);
+    let main = uri(&dir.path().join("main.nb"));
+    let mut server = Server::start(dir.path());
     server.open(&main, "int v0 = 0;\n");
     // Each change appends a line at the end of the text the change before it left, so a change
     // applied out of order would land in the middle of a line. The versions jump, repeat and go
@@ -271,12 +271,12 @@ fn edits_apply_in_the_order_received_whatever_their_versions() {
 #[test]
 fn bad_requests_and_a_panic_leave_the_server_serving() {
     let dir = workspace("robust", &[]);
-    let main = uri(&dir.join("main.nb"));
-    let mut server = Server::start(&dir);
+    let main = uri(&dir.path().join("main.nb"));
+    let mut server = Server::start(dir.path());
     server.open(&main, "float y = 1.0;\nprint(y);\n");
 
     // An unknown document and a position past the end: empty answers.
-    let unknown = uri(&dir.join("unknown.nb"));
+    let unknown = uri(&dir.path().join("unknown.nb"));
     assert_eq!(server.result("textDocument/hover", at(&unknown, 0, 0)), Value::Null);
     assert_eq!(server.result("textDocument/hover", at(&main, 1000, 3)), Value::Null);
     assert!(server.result("textDocument/completion", at(&main, 0, 9999)).is_array());
@@ -328,14 +328,14 @@ fn bad_requests_and_a_panic_leave_the_server_serving() {
 fn imports_are_read_from_disk_and_again_when_they_change() {
     let main_text = "import \"lib.nb\";\nprint(square(2.0));\n";
     let dir = workspace("watch", &[("lib.nb", LIB)]);
-    let main = uri(&dir.join("main.nb"));
-    let lib = uri(&dir.join("lib.nb"));
-    let mut server = Server::start(&dir);
+    let main = uri(&dir.path().join("main.nb"));
+    let lib = uri(&dir.path().join("lib.nb"));
+    let mut server = Server::start(dir.path());
     server.open(&main, main_text);
     let published = server.diagnostics(&main, |p| p["version"] == 1);
     assert_eq!(published["diagnostics"], json!([]));
     // Rename the function on disk and say so: `square` is now unknown in main.nb.
-    std::fs::write(dir.join("lib.nb"), LIB.replace("square", "cube"))
+    std::fs::write(dir.path().join("lib.nb"), LIB.replace("square", "cube"))
         .unwrap_or_else(|err| panic!("{err}"));
     server.notify(
         "workspace/didChangeWatchedFiles",

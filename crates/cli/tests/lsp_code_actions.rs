@@ -97,8 +97,8 @@ fn summary(published: &Value) -> String {
 #[test]
 fn suggestions_and_lint_fixes_are_code_actions_whose_edits_give_the_fixed_text() {
     let dir = workspace("code-actions", &[]);
-    let main = uri(&dir.join("main.nb"));
-    let mut server = Server::start(&dir);
+    let main = uri(&dir.path().join("main.nb"));
+    let mut server = Server::start(dir.path());
     server.open(&main, MISTAKES);
     let published = server.diagnostics(&main, |p| p["version"] == 1);
     assert_eq!(
@@ -227,9 +227,9 @@ print(y);
 #[test]
 fn habits_of_other_languages_are_rewritten_by_their_code_actions() {
     let dir = workspace("habit-actions", &[]);
-    let main = uri(&dir.join("main.nb"));
+    let main = uri(&dir.path().join("main.nb"));
     let capabilities = json!({ "workspace": { "workspaceEdit": { "documentChanges": true } } });
-    let mut server = Server::start_with(&dir, capabilities);
+    let mut server = Server::start_with(dir.path(), capabilities);
     server.open_version(&main, 7, HABITS);
     let published = server.diagnostics(&main, |p| p["version"] == 7);
     assert_eq!(

@@ -17,7 +17,7 @@ use std::{
 
 use serde_json::Value;
 
-use lsp_support::nabla_fmt;
+use lsp_support::{nabla_fmt, workspace};
 
 /// The file before the edits.
 const BEFORE: &str = "function float scale(float x, float k) {
@@ -124,16 +124,11 @@ fn neovim_edits_and_formats_through_the_documented_setup() {
     };
     let version = version(&nvim);
     let heading = if version >= (0, 10) { "Neovim 0.10 or later" } else { "Neovim 0.7 to 0.9" };
-    let dir = std::env::temp_dir().join(format!("nabla-lsp-neovim-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let home = dir.join("home");
+    let setup = documented_setup(heading);
+    let dir =
+        workspace("neovim", &[("init.lua", &setup), ("drive.lua", DRIVE), ("main.nb", BEFORE)]);
+    let home = dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap_or_else(|err| panic!("{err}"));
-    let write = |name: &str, text: &str| {
-        std::fs::write(dir.join(name), text).unwrap_or_else(|err| panic!("{err}"));
-    };
-    write("init.lua", &documented_setup(heading));
-    write("drive.lua", DRIVE);
-    write("main.nb", BEFORE);
 
     // `nabla` on the PATH, as the set-up expects; Neovim's own files in a fresh home.
     let bin = Path::new(env!("CARGO_BIN_EXE_nabla")).parent().map(Path::to_path_buf);
@@ -143,7 +138,7 @@ fn neovim_edits_and_formats_through_the_documented_setup() {
     .unwrap_or_else(|err| panic!("{err}"));
     let mut child = Command::new(&nvim)
         .args(["--headless", "-u", "init.lua", "-i", "NONE", "-c", "luafile drive.lua", "main.nb"])
-        .current_dir(&dir)
+        .current_dir(dir.path())
         .env("PATH", path)
         .env("HOME", &home)
         .env("XDG_CONFIG_HOME", home.join("config"))
@@ -168,7 +163,7 @@ fn neovim_edits_and_formats_through_the_documented_setup() {
         let _ = pipe.read_to_string(&mut stderr);
     }
     let _ = child.wait();
-    let result = std::fs::read_to_string(dir.join("result.json")).unwrap_or_else(|err| {
+    let result = std::fs::read_to_string(dir.path().join("result.json")).unwrap_or_else(|err| {
         panic!("Neovim {version:?} wrote no result ({err}); its stderr:\n{stderr}")
     });
     let result: Value = serde_json::from_str(&result).unwrap_or_else(|err| panic!("{err}"));
@@ -189,5 +184,4 @@ fn neovim_edits_and_formats_through_the_documented_setup() {
         serde_json::json!([[6, 6, 6, 7, "E0100", "cannot find `z` in this scope"]]),
         "{context}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -172,8 +172,8 @@ fn a_version_repeated_with_no_changes_keeps_the_change_before_it() {
     // Neovim 0.7's trace: open at version 0, version 5 inserts `1.0;`, version 5 again with no
     // changes. The server held the change for the missing versions 1-4 and then dropped it.
     let dir = workspace("repeat", &[]);
-    let main = uri(&dir.join("main.nb"));
-    let mut server = Server::start(&dir);
+    let main = uri(&dir.path().join("main.nb"));
+    let mut server = Server::start(dir.path());
     server.open_version(&main, 0, "float a = \nprint(a);\n");
     server.change(&main, 5, json!([{ "range": range((0, 10), (0, 10)), "text": "1.0;" }]));
     server.change(&main, 5, json!([]));
@@ -242,11 +242,11 @@ fn answer(server: &mut Server, method: &str, params: Value) -> Value {
 fn every_request_right_after_a_gapped_edit_answers_on_the_new_text() {
     let noted = format!("// note\n{PROGRAM}");
     let dir = workspace("interleaved", &[]);
-    let main = uri(&dir.join("main.nb"));
+    let main = uri(&dir.path().join("main.nb"));
     let kinds = requests(&main);
 
     // The answers on each text, asked when the server has long had it.
-    let mut reference = Server::start(&dir);
+    let mut reference = Server::start(dir.path());
     reference.open(&main, PROGRAM);
     reference.diagnostics(&main, |p| p["version"] == 1);
     let plain: Vec<Value> =
@@ -264,7 +264,7 @@ fn every_request_right_after_a_gapped_edit_answers_on_the_new_text() {
     // Each request sent right after a change whose version jumps, both ways, with incremental
     // and with full-text changes.
     for full_sync in [false, true] {
-        let mut server = Server::start(&dir);
+        let mut server = Server::start(dir.path());
         let mut editor = Editor::open(&mut server, &main, PROGRAM, full_sync);
         for (i, (method, params)) in kinds.iter().enumerate() {
             editor.set_text(&mut server, &noted);
@@ -279,9 +279,9 @@ fn every_request_right_after_a_gapped_edit_answers_on_the_new_text() {
 #[test]
 fn formatting_right_after_typing_formats_the_typed_text() {
     let dir = workspace("format-after-type", &[]);
-    let main = uri(&dir.join("main.nb"));
+    let main = uri(&dir.path().join("main.nb"));
     for full_sync in [false, true] {
-        let mut server = Server::start(&dir);
+        let mut server = Server::start(dir.path());
         let mut editor = Editor::open(&mut server, &main, PROGRAM, full_sync);
         // A comment typed on a new first line, then formatting at once: the server answered on
         // the text without the comment, and the editor applied those edits to the text with it.
@@ -311,7 +311,7 @@ fn formatting_right_after_typing_formats_the_typed_text() {
         // the text opened afresh, and formatting once more changes nothing.
         let version = editor.version;
         let published = server.diagnostics(&main, |p| p["version"] == version);
-        let fresh = uri(&dir.join("fresh.nb"));
+        let fresh = uri(&dir.path().join("fresh.nb"));
         server.open(&fresh, &editor.text);
         let expected = server.diagnostics(&fresh, |p| p["version"] == 1);
         let expected = expected["diagnostics"].to_string().replace(&fresh, &main);
@@ -327,8 +327,8 @@ fn formatting_right_after_typing_formats_the_typed_text() {
 fn a_publication_holds_the_first_hundred_diagnostics_and_a_count_of_the_rest() {
     let text: String = (0..250).map(|i| format!("print(u{i});\n")).collect();
     let dir = workspace("cap", &[]);
-    let main = uri(&dir.join("main.nb"));
-    let mut server = Server::start(&dir);
+    let main = uri(&dir.path().join("main.nb"));
+    let mut server = Server::start(dir.path());
     server.open(&main, &text);
     let published = server.diagnostics(&main, |p| p["version"] == 1);
     let diagnostics = published["diagnostics"].as_array().cloned().unwrap_or_default();
@@ -378,8 +378,8 @@ fn not_utf8_change(uri: &str, version: i32) -> Vec<u8> {
 #[test]
 fn a_document_whose_change_cannot_be_read_is_resynchronised_by_its_whole_text() {
     let dir = workspace("lost", &[]);
-    let main = uri(&dir.join("main.nb"));
-    let mut server = Server::start(&dir);
+    let main = uri(&dir.path().join("main.nb"));
+    let mut server = Server::start(dir.path());
     server.open(&main, "float y = nope;\nprint(y);\n");
     let published = server.diagnostics(&main, |p| p["version"] == 1);
     assert_eq!(published["diagnostics"][0]["code"], "E0100");
@@ -436,8 +436,8 @@ fn a_document_whose_change_cannot_be_read_is_resynchronised_by_its_whole_text() 
 #[test]
 fn positions_past_the_end_get_empty_answers() {
     let dir = workspace("past-the-end", &[]);
-    let main = uri(&dir.join("main.nb"));
-    let mut server = Server::start(&dir);
+    let main = uri(&dir.path().join("main.nb"));
+    let mut server = Server::start(dir.path());
     // Without a final line break, the last line is `print(y);`.
     server.open(&main, "float y = 1.0;\nprint(y);");
     server.diagnostics(&main, |p| p["version"] == 1);
@@ -481,9 +481,9 @@ fn positions_past_the_end_get_empty_answers() {
 #[test]
 fn rename_and_code_actions_carry_the_version_they_were_computed_for() {
     let dir = workspace("versioned-edits", &[]);
-    let main = uri(&dir.join("main.nb"));
+    let main = uri(&dir.path().join("main.nb"));
     let capabilities = json!({ "workspace": { "workspaceEdit": { "documentChanges": true } } });
-    let mut server = Server::start_with(&dir, capabilities);
+    let mut server = Server::start_with(dir.path(), capabilities);
     let mut editor = Editor::open(&mut server, &main, PROGRAM, false);
     let noted = format!("// note\n{PROGRAM}");
     editor.set_text(&mut server, &noted);

@@ -3,15 +3,14 @@
 //! line per series, a circle per point, a bar per bin, the title and labels), and the PNG files
 //! decode to the expected size, colour type and pixels.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-/// A fresh directory for one test's files.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nabla-plot-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("{err}"));
-    dir
+use tempfile::TempDir;
+
+/// A fresh directory for one test's files, removed when the guard is dropped.
+fn scratch(name: &str) -> TempDir {
+    TempDir::with_prefix(format!("nabla-plot-{name}-")).unwrap_or_else(|err| panic!("{err}"))
 }
 
 /// Writes `source` to `dir/main.nb`, runs it and returns standard error and the exit status.
@@ -76,7 +75,7 @@ fn png(path: &Path) -> (u32, u32, png::ColorType, Vec<u8>) {
 fn charts_are_svg_with_the_elements_of_their_data() {
     let dir = scratch("svg");
     let (stderr, status) = run(
-        &dir,
+        dir.path(),
         r#"Tensor losses[5] = [4.0, 2.5, 1.5, 1.0, 0.8];
 plot("loss.svg", losses, "Training loss", "epoch", "loss");
 Tensor two[2][4] = [[1.0, 2.0, 3.0, 4.0], [4.0, 3.0, 2.0, 1.0]];
@@ -89,7 +88,7 @@ histogram("hist.svg", samples, 4, "Samples");
     );
     assert_eq!(status, 0, "{stderr}");
 
-    let loss = read(&dir.join("loss.svg"));
+    let loss = read(&dir.path().join("loss.svg"));
     let elements = svg_elements(&loss);
     assert!(loss.contains(r#"width="640" height="480""#), "{}", &loss[..200]);
     // The grid and the axes are polylines too; the series is the one in the first colour.
@@ -101,17 +100,17 @@ histogram("hist.svg", samples, 4, "Samples");
     assert!(loss.contains(r#"font-family="sans-serif""#));
 
     // Two series in two colours, each with its mark in the legend.
-    let two = read(&dir.join("two.svg"));
+    let two = read(&dir.path().join("two.svg"));
     svg_elements(&two);
     assert_eq!(two.matches(r##"stroke="#1F77B4""##).count(), 2, "{two}");
     assert_eq!(two.matches(r##"stroke="#FF7F0E""##).count(), 2, "{two}");
     assert!(two.contains("row 1"));
 
-    let points = read(&dir.join("points.svg"));
+    let points = read(&dir.path().join("points.svg"));
     assert_eq!(svg_elements(&points).get("circle"), Some(&6));
     assert!(points.contains("Squares"));
 
-    let hist = read(&dir.join("hist.svg"));
+    let hist = read(&dir.path().join("hist.svg"));
     let hist_elements = svg_elements(&hist);
     assert!(hist.contains("Samples"));
     // The background and the plotting area are rectangles too; the bars are the filled ones in
@@ -123,7 +122,7 @@ histogram("hist.svg", samples, 4, "Samples");
 fn charts_and_images_are_png_of_the_expected_size() {
     let dir = scratch("png");
     let (stderr, status) = run(
-        &dir,
+        dir.path(),
         r#"Tensor y[3] = [1.0, 3.0, 2.0];
 plot("line.png", y, "A line");
 Tensor one[2][3] = [[0.0, 0.5, 1.0], [1.0, 0.5, 0.0]];
@@ -135,7 +134,7 @@ save_image("grid.png", digits);
     );
     assert_eq!(status, 0, "{stderr}");
 
-    let (width, height, colour, pixels) = png(&dir.join("line.png"));
+    let (width, height, colour, pixels) = png(&dir.path().join("line.png"));
     assert_eq!((width, height, colour), (640, 480, png::ColorType::Rgb));
     // A white background with something drawn on it.
     assert_eq!(&pixels[..3], &[255, 255, 255]);
@@ -143,13 +142,13 @@ save_image("grid.png", digits);
 
     // A 2 by 3 image: each element a 22-pixel square (the least scale that makes the longer side
     // at least 64 pixels), least black and greatest white.
-    let (width, height, colour, pixels) = png(&dir.join("one.png"));
+    let (width, height, colour, pixels) = png(&dir.path().join("one.png"));
     assert_eq!((width, height, colour), (66, 44, png::ColorType::Grayscale));
     assert_eq!((pixels[0], pixels[22], pixels[44]), (0, 128, 255));
     assert_eq!((pixels[22 * 66], pixels[22 * 66 + 44]), (255, 0));
 
     // Five 8 by 8 images in a 3 by 2 grid of 64-pixel squares with one grey pixel between them.
-    let (width, height, colour, pixels) = png(&dir.join("grid.png"));
+    let (width, height, colour, pixels) = png(&dir.path().join("grid.png"));
     assert_eq!((width, height, colour), (3 * 64 + 2, 2 * 64 + 1, png::ColorType::Grayscale));
     assert_eq!((pixels[0], pixels[7], pixels[8], pixels[64]), (255, 255, 0, 128));
 }
@@ -157,19 +156,22 @@ save_image("grid.png", digits);
 #[test]
 fn bad_pictures_are_errors_with_a_location() {
     let dir = scratch("errors");
-    let (stderr, status) = run(&dir, "Tensor y[3] = [1.0, 2.0, 3.0];\nplot(\"loss.pdf\", y);\n");
+    let (stderr, status) =
+        run(dir.path(), "Tensor y[3] = [1.0, 2.0, 3.0];\nplot(\"loss.pdf\", y);\n");
     assert_eq!(status, 1);
     assert!(stderr.contains("error[R0400]: cannot tell the format of"), "{stderr}");
     assert!(stderr.contains("the file name must end in `.svg` or `.png`"), "{stderr}");
     assert!(stderr.contains("main.nb:2:1"), "{stderr}");
 
     let (stderr, status) =
-        run(&dir, "Tensor y[3] = [0.0, 0.0, 0.0];\nsave_image(\"y.png\", y / 0.0);\n");
+        run(dir.path(), "Tensor y[3] = [0.0, 0.0, 0.0];\nsave_image(\"y.png\", y / 0.0);\n");
     assert_eq!(status, 2, "{stderr}");
     assert!(stderr.contains("a Tensor[h][w] or a Tensor[n][h][w]"), "{stderr}");
 
-    let (stderr, status) =
-        run(&dir, "Tensor y[2][2] = [[0.0, 1.0], [2.0, 3.0]];\nsave_image(\"y.png\", y / 0.0);\n");
+    let (stderr, status) = run(
+        dir.path(),
+        "Tensor y[2][2] = [[0.0, 1.0], [2.0, 3.0]];\nsave_image(\"y.png\", y / 0.0);\n",
+    );
     assert_eq!(status, 1, "{stderr}");
     assert!(
         stderr.contains("error[R0801]: `save_image` cannot draw the non-finite element nan"),
@@ -177,7 +179,7 @@ fn bad_pictures_are_errors_with_a_location() {
     );
 
     let (stderr, status) = run(
-        &dir,
+        dir.path(),
         "Tensor y[3] = [1.0, 2.0, 3.0];\nint bins = 1000;\nbins += 1;\nhistogram(\"h.svg\", y, bins);\n",
     );
     assert_eq!(status, 1, "{stderr}");
@@ -188,7 +190,7 @@ fn bad_pictures_are_errors_with_a_location() {
     assert!(stderr.contains("main.nb:4:1"), "{stderr}");
 
     let (stderr, status) = run(
-        &dir,
+        dir.path(),
         "save(ones([2]), \"a.npy\");\nTensor a = load(\"a.npy\");\nscatter(\"s.svg\", a, ones([3]));\n",
     );
     assert_eq!(status, 1, "{stderr}");
@@ -200,7 +202,7 @@ fn bad_pictures_are_errors_with_a_location() {
     );
 
     let (stderr, status) = run(
-        &dir,
+        dir.path(),
         "save(ones([2, 2, 2, 2]), \"a.npy\");\nTensor a = load(\"a.npy\");\nplot(\"p.svg\", a);\n",
     );
     assert_eq!(status, 1, "{stderr}");
@@ -210,7 +212,7 @@ fn bad_pictures_are_errors_with_a_location() {
     );
 
     let (stderr, status) =
-        run(&dir, "Tensor y[3] = [1.0, 2.0, 3.0];\nplot(\"p.svg\", y / 0.0 - y / 0.0);\n");
+        run(dir.path(), "Tensor y[3] = [1.0, 2.0, 3.0];\nplot(\"p.svg\", y / 0.0 - y / 0.0);\n");
     assert_eq!(status, 1, "{stderr}");
     assert!(stderr.contains("error[R0801]: `plot` has no finite number to draw"), "{stderr}");
 }

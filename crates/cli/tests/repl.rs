@@ -1,39 +1,18 @@
 //! `nabla repl` driven as a person drives it: through a pseudo-terminal, typing lines, Tab, Ctrl-C
 //! and the arrow keys, and reading what the terminal shows.
 
-use std::{
-    path::{Path, PathBuf},
-    process::Command,
-    time::Duration,
-};
+use std::{path::Path, process::Command, time::Duration};
 
 use expectrl::{ControlCode, Eof, Expect, Regex, session::OsSession};
+use tempfile::TempDir;
 
 /// How long one expected output may take (a debug build, two cores shared with other work).
 const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A fresh directory for one test: the data directory and any files it writes. It is removed when
-/// the test ends.
-fn scratch(name: &str) -> Scratch {
-    let dir = std::env::temp_dir().join(format!("nabla-repl-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("{err}"));
-    Scratch(dir)
-}
-
-struct Scratch(PathBuf);
-
-impl std::ops::Deref for Scratch {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// the guard is dropped: bind it before the REPL that works in it, so that it outlives the REPL.
+fn scratch(name: &str) -> TempDir {
+    TempDir::with_prefix(format!("nabla-repl-{name}-")).unwrap_or_else(|err| panic!("{err}"))
 }
 
 /// A REPL in a pseudo-terminal, without colours unless `colour`, keeping its history in `dir`,
@@ -59,9 +38,12 @@ fn spawn_in(dir: &Path, args: &[&str], colour: bool) -> OsSession {
     session
 }
 
-fn start(name: &str) -> (OsSession, Scratch) {
+/// A REPL started in a fresh directory, returned after the directory's guard: bound as
+/// `let (_dir, mut repl) = start(..)`, the guard is dropped after the REPL.
+fn start(name: &str) -> (TempDir, OsSession) {
     let dir = scratch(name);
-    (start_in(&dir, &[], false), dir)
+    let session = start_in(dir.path(), &[], false);
+    (dir, session)
 }
 
 /// Waits for `text` in the output, failing with what came instead.
@@ -105,7 +87,7 @@ fn quit(mut session: OsSession) {
 
 #[test]
 fn definitions_persist_and_expressions_print_with_their_type() {
-    let (mut repl, _dir) = start("persist");
+    let (_dir, mut repl) = start("persist");
     entry(&mut repl, "Tensor a[2][3] = [[1, 2, 3], [4, 5, 6]];", "");
     entry(&mut repl, "float s = 0.5;", "");
     entry(&mut repl, "a * s", "Tensor[2][3] = [[0.5, 1.0, 1.5], [2.0, 2.5, 3.0]]");
@@ -122,7 +104,7 @@ fn definitions_persist_and_expressions_print_with_their_type() {
 
 #[test]
 fn input_continues_while_a_bracket_is_open() {
-    let (mut repl, _dir) = start("multiline");
+    let (_dir, mut repl) = start("multiline");
     line(&mut repl, "function float cube(float x) {");
     line(&mut repl, "    float y = x * x;");
     line(&mut repl, "    return y * x;");
@@ -134,7 +116,7 @@ fn input_continues_while_a_bracket_is_open() {
 
 #[test]
 fn tab_completes_from_the_language_server_engine() {
-    let (mut repl, _dir) = start("complete");
+    let (_dir, mut repl) = start("complete");
     entry(&mut repl, "float learning_rate = 0.25;", "");
     // `lear` + Tab completes the variable; `transp` + Tab completes the built-in and its `(`.
     repl.send("transp\t").unwrap_or_else(|err| panic!("{err}"));
@@ -153,7 +135,7 @@ fn tab_completes_from_the_language_server_engine() {
 
 #[test]
 fn type_shows_the_type_without_running() {
-    let (mut repl, _dir) = start("type");
+    let (_dir, mut repl) = start("type");
     entry(&mut repl, "var Tensor w[3][2] = ones([3, 2]);", "");
     entry(&mut repl, ":type w", "var Tensor[3][2]");
     entry(&mut repl, ":type transpose(w) @ w", "Tensor[2][2]");
@@ -166,12 +148,12 @@ fn type_shows_the_type_without_running() {
 #[test]
 fn load_and_reload_take_a_file_s_definitions_and_run_its_top_level() {
     let dir = scratch("load");
-    let model = dir.join("model.nb");
+    let model = dir.path().join("model.nb");
     let write = |text: &str| std::fs::write(&model, text).unwrap_or_else(|err| panic!("{err}"));
     write(
         "function float scale(float x) { return 2 * x; }\nfloat base = scale(10.0);\nprint(base);\n",
     );
-    let mut repl = start_in(&dir, &[], false);
+    let mut repl = start_in(dir.path(), &[], false);
     entry(&mut repl, ":load model.nb", "20.0");
     entry(&mut repl, "scale(base)", "float = 40.0");
     write(
@@ -181,14 +163,14 @@ fn load_and_reload_take_a_file_s_definitions_and_run_its_top_level() {
     entry(&mut repl, "scale(base)", "float = 90.0");
     quit(repl);
     // A file on the command line is loaded first.
-    let mut repl = start_in(&dir, &["model.nb"], false);
+    let mut repl = start_in(dir.path(), &["model.nb"], false);
     entry(&mut repl, "base + 1", "float = 31.0");
     quit(repl);
 }
 
 #[test]
 fn an_error_in_an_entry_points_into_it_and_the_session_goes_on() {
-    let (mut repl, _dir) = start("errors");
+    let (_dir, mut repl) = start("errors");
     entry(&mut repl, "int n = 4;", "");
     // Typed ahead while the entry before runs: nothing is lost.
     line(&mut repl, "Tensor t[2] = [1, 2];");
@@ -209,7 +191,7 @@ fn an_error_in_an_entry_points_into_it_and_the_session_goes_on() {
 
 #[test]
 fn ctrl_c_interrupts_a_long_loop_and_keeps_the_session() {
-    let (mut repl, _dir) = start("interrupt");
+    let (_dir, mut repl) = start("interrupt");
     entry(&mut repl, "int n = 0;", "");
     line(&mut repl, "loop (;;) { n += 1; }");
     std::thread::sleep(Duration::from_millis(500));
@@ -223,7 +205,7 @@ fn ctrl_c_interrupts_a_long_loop_and_keeps_the_session() {
 
 #[test]
 fn backward_and_grad_work_across_entries() {
-    let (mut repl, _dir) = start("grad");
+    let (_dir, mut repl) = start("grad");
     // A variable no entry has read yet, and gradients not read yet, are no reason to warn.
     let shown = entry(&mut repl, "var Tensor w[2] = [1, 2];", "");
     assert!(!shown.contains("warning"), "{shown}");
@@ -240,12 +222,13 @@ fn backward_and_grad_work_across_entries() {
 #[test]
 fn history_is_kept_across_sessions() {
     let dir = scratch("history");
-    let mut repl = start_in(&dir, &[], false);
+    let mut repl = start_in(dir.path(), &[], false);
     entry(&mut repl, "1.25 * 4", "float = 5.0");
     quit(repl);
-    let kept = std::fs::read_to_string(dir.join("data").join("repl_history")).unwrap_or_default();
+    let kept =
+        std::fs::read_to_string(dir.path().join("data").join("repl_history")).unwrap_or_default();
     assert!(kept.contains("1.25 * 4"), "{kept:?}");
-    let mut repl = start_in(&dir, &[], false);
+    let mut repl = start_in(dir.path(), &[], false);
     // The up arrow brings earlier entries back: `:quit`, then the expression.
     repl.send("\x1b[A\x1b[A").unwrap_or_else(|err| panic!("{err}"));
     expect(&mut repl, "1.25 * 4");
@@ -256,7 +239,7 @@ fn history_is_kept_across_sessions() {
 #[test]
 fn input_is_coloured_where_the_terminal_allows() {
     let dir = scratch("colour");
-    let mut repl = start_in(&dir, &[], true);
+    let mut repl = start_in(dir.path(), &[], true);
     // The number is yellow, the keyword magenta, as the language server classifies them.
     line(&mut repl, "float x = 2.5;");
     if let Err(err) = repl.expect(Regex("\x1b\\[33m2\\.5\x1b\\[0m")) {
@@ -271,7 +254,7 @@ fn a_paste_sent_before_the_prompt_is_one_entry() {
     // What VS Code's "Send Selection to REPL" does when it starts the REPL: it types the selection
     // as one bracketed paste at once, before the REPL has shown its first prompt.
     let dir = scratch("early");
-    let mut repl = spawn_in(&dir, &[], false);
+    let mut repl = spawn_in(dir.path(), &[], false);
     line(&mut repl, "\x1b[200~function float sq(float x) {\n    return x * x;\n}\x1b[201~");
     line(&mut repl, "sq(3.0)");
     expect(&mut repl, "float = 9.0");
@@ -281,11 +264,11 @@ fn a_paste_sent_before_the_prompt_is_one_entry() {
 
 #[test]
 fn graph_writes_the_picture_of_what_an_entry_recorded() {
-    let (mut repl, dir) = start("graph");
+    let (dir, mut repl) = start("graph");
     entry(&mut repl, "var Tensor w[3] = [1.0, 2.0, 3.0];", "");
     entry(&mut repl, "function float loss(Tensor x[3]) { return sum(x * x); }", "");
     // By default an SVG in the session's directory; the entry runs as any other does.
-    let svg = dir.join("repl.graph.svg");
+    let svg = dir.path().join("repl.graph.svg");
     let report = "wrote the graph (3 nodes, the recording differentiated by backward number 1) to";
     entry(&mut repl, ":graph backward(loss(w))", &format!("{report} {}", svg.display()));
     let text = std::fs::read_to_string(&svg).unwrap_or_else(|err| panic!("{err}"));
@@ -299,7 +282,8 @@ fn graph_writes_the_picture_of_what_an_entry_recorded() {
         "wrote the graph (4 nodes, the recording at the end of the run, not differentiated) to w.dot",
     );
     entry(&mut repl, "y", "float = 28.0");
-    let dot = std::fs::read_to_string(dir.join("w.dot")).unwrap_or_else(|err| panic!("{err}"));
+    let dot =
+        std::fs::read_to_string(dir.path().join("w.dot")).unwrap_or_else(|err| panic!("{err}"));
     expect_test::expect![[r##"
         digraph nabla {
           label="the recording at the end of the run, not differentiated";

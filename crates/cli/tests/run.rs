@@ -9,8 +9,15 @@ use std::{
     process::Command,
 };
 
+use tempfile::TempDir;
+
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../exec/test_data/run")
+}
+
+/// A fresh directory for one test's files, removed when the guard is dropped.
+fn scratch(name: &str) -> TempDir {
+    TempDir::with_prefix(format!("nabla-run-{name}-")).unwrap_or_else(|err| panic!("{err}"))
 }
 
 /// Runs `nabla run NAME.nb` (plus the file's extra arguments) in `dir`.
@@ -56,9 +63,8 @@ fn copy_tree(from: &Path, to: &Path) {
 #[test]
 fn programs_print_their_expected_output() {
     let source = data_dir();
-    let dir = std::env::temp_dir().join(format!("nabla-run-golden-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    copy_tree(&source, &dir);
+    let dir = scratch("golden");
+    copy_tree(&source, dir.path());
     let update = std::env::var_os("UPDATE_EXPECT").is_some();
     let mut names: Vec<String> = std::fs::read_dir(&source)
         .unwrap_or_else(|err| panic!("cannot read {}: {err}", source.display()))
@@ -72,7 +78,7 @@ fn programs_print_their_expected_output() {
     for name in &names {
         let stem = name.trim_end_matches(".nb");
         let text = std::fs::read_to_string(source.join(name)).unwrap_or_default();
-        let (stdout, stderr, status) = run(&dir, name, &extra_args(&text));
+        let (stdout, stderr, status) = run(dir.path(), name, &extra_args(&text));
         let error = match (status, stderr.is_empty()) {
             (0, true) => None,
             _ => Some(format!("{stderr}[exit status {status}]\n")),
@@ -112,12 +118,10 @@ fn programs_print_their_expected_output() {
 /// A program with check errors is not run: its diagnostics go to standard error, exit status 2.
 #[test]
 fn check_errors_stop_the_run_with_status_2() {
-    let dir = std::env::temp_dir().join(format!("nabla-run-check-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("{err}"));
-    std::fs::write(dir.join("bad.nb"), "print(1);\nint x = 1.5;\n")
+    let dir = scratch("check");
+    std::fs::write(dir.path().join("bad.nb"), "print(1);\nint x = 1.5;\n")
         .unwrap_or_else(|err| panic!("{err}"));
-    let (stdout, stderr, status) = run(&dir, "bad.nb", &[]);
+    let (stdout, stderr, status) = run(dir.path(), "bad.nb", &[]);
     assert_eq!((stdout.as_str(), status), ("", 2));
     assert!(stderr.starts_with("error[E0200]"), "{stderr}");
     assert!(stderr.ends_with("check failed: 1 error, 0 warnings\n"), "{stderr}");
@@ -128,16 +132,14 @@ fn check_errors_stop_the_run_with_status_2() {
 /// place).
 #[test]
 fn timings_are_written_as_json() {
-    let dir = std::env::temp_dir().join(format!("nabla-run-timings-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("{err}"));
+    let dir = scratch("timings");
     let program = "var float x = 2.0;\nbackward(x * x);\nprint(grad(x));\n\
                    Tensor a[3];\nTensor b = a;\nb[1] = 5.0;\na[0] = 1.0;\nprint(a, b);\n";
-    std::fs::write(dir.join("t.nb"), program).unwrap_or_else(|err| panic!("{err}"));
+    std::fs::write(dir.path().join("t.nb"), program).unwrap_or_else(|err| panic!("{err}"));
     let args = vec!["--timings-json".to_owned(), "t.json".to_owned()];
-    let (stdout, _, status) = run(&dir, "t.nb", &args);
+    let (stdout, _, status) = run(dir.path(), "t.nb", &args);
     assert_eq!((stdout.as_str(), status), ("4.0\n[1.0, 0.0, 0.0] [0.0, 5.0, 0.0]\n", 0));
-    let json = std::fs::read_to_string(dir.join("t.json")).unwrap_or_default();
+    let json = std::fs::read_to_string(dir.path().join("t.json")).unwrap_or_default();
     let value: serde_json::Value =
         serde_json::from_str(&json).unwrap_or_else(|err| panic!("{err}: {json}"));
     for key in ["run_seconds", "check_seconds", "tape_bytes_per_op"] {
@@ -149,7 +151,8 @@ fn timings_are_written_as_json() {
 /// A file that cannot be read is reported like a check error.
 #[test]
 fn a_missing_file_exits_with_status_2() {
-    let (stdout, stderr, status) = run(&std::env::temp_dir(), "no-such-file-here.nb", &[]);
+    let dir = scratch("missing");
+    let (stdout, stderr, status) = run(dir.path(), "no-such-file-here.nb", &[]);
     assert_eq!((stdout.as_str(), status), ("", 2));
     assert!(stderr.starts_with("error: cannot read no-such-file-here.nb"), "{stderr}");
 }
@@ -161,7 +164,6 @@ fn a_missing_file_exits_with_status_2() {
 fn error_index_run_time_examples_fail_with_their_code() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/errors.md");
     let index = std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{err}"));
-    let dir = std::env::temp_dir().join(format!("nabla-run-explain-{}", std::process::id()));
     let mut failures = Vec::new();
     let mut seen = Vec::new();
     for section in index.split("\n## ").skip(1) {
@@ -180,10 +182,9 @@ fn error_index_run_time_examples_fail_with_their_code() {
             continue;
         };
         for (text, fails) in [(erroneous, true), (fixed, false)] {
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("{err}"));
-            std::fs::write(dir.join("main.nb"), &text).unwrap_or_else(|err| panic!("{err}"));
-            let (_, stderr, status) = run(&dir, "main.nb", &[]);
+            let dir = scratch(&format!("explain-{code}"));
+            std::fs::write(dir.path().join("main.nb"), &text).unwrap_or_else(|err| panic!("{err}"));
+            let (_, stderr, status) = run(dir.path(), "main.nb", &[]);
             let head = stderr.lines().find(|line| line.starts_with("error"));
             let expected = format!("error[{code}]: ");
             match fails {
@@ -197,7 +198,6 @@ fn error_index_run_time_examples_fail_with_their_code() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
     let codes: Vec<String> =
         hir::Code::ALL.iter().filter(|c| c.at_run_time()).map(|c| c.to_string()).collect();
     assert_eq!(seen, codes, "the run-time sections of docs/errors.md, in the order of the codes");

@@ -10,6 +10,8 @@ use std::{
     process::Command,
 };
 
+use tempfile::TempDir;
+
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data/test_runner")
 }
@@ -96,9 +98,7 @@ fn runner_output_matches_the_expectations() {
 /// Many tests across workers still report in source order, and `-j 1` gives the same output.
 #[test]
 fn order_is_stable_whatever_the_parallelism() {
-    let dir = std::env::temp_dir().join(format!("nabla-test-order-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("{err}"));
+    let dir = TempDir::with_prefix("nabla-test-order-").unwrap_or_else(|err| panic!("{err}"));
     let mut program = String::new();
     for i in 0..60 {
         // Every seventh test fails; some take longer than others.
@@ -107,10 +107,10 @@ fn order_is_stable_whatever_the_parallelism() {
             "test \"t{i:02}\" {{\n    int s = 0;\n    loop (int k = 0; k < {work}; k += 1) {{ s += 1; }}\n    assert(s == {work} && {i} % 7 != 3);\n}}\n\n"
         ));
     }
-    std::fs::write(dir.join("many.nb"), program).unwrap_or_else(|err| panic!("{err}"));
+    std::fs::write(dir.path().join("many.nb"), program).unwrap_or_else(|err| panic!("{err}"));
     let run = |jobs: &str| {
         let output = Command::new(env!("CARGO_BIN_EXE_nabla"))
-            .current_dir(&dir)
+            .current_dir(dir.path())
             .args(["test", "-j", jobs])
             .env("NO_COLOR", "1")
             .output()

@@ -2,20 +2,21 @@
 //! directory, checked, lowered and run, with their output, errors and code inspected directly.
 //! (The golden programs of `test_data/run` run through the `nabla` binary in `crates/cli`.)
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use exec::error::{RuntimeError, RuntimeErrorKind};
 use exec::interp::{Limits, Machine};
 use hir::{Database, Severity, SourceFile};
+use tempfile::TempDir;
 
 mod common;
 use common::{load, scratch};
 
-/// Checks and runs `text`, returning what it printed and its error, if any.
-fn run_with(name: &str, text: &str, limits: Limits) -> (String, Option<RuntimeError>, PathBuf) {
+/// Checks and runs `text`, returning what it printed, its error, if any, and its directory.
+fn run_with(name: &str, text: &str, limits: Limits) -> (String, Option<RuntimeError>, TempDir) {
     let dir = scratch(name);
-    let (db, main) = load(&dir, text);
+    let (db, main) = load(dir.path(), text);
     let mut out = Vec::new();
     let result = exec::run::run_program(&db, main, &mut out, limits);
     (String::from_utf8_lossy(&out).into_owned(), result.err(), dir)
@@ -47,7 +48,7 @@ fn saved_files_are_numpy_arrays() {
     let (out, error, dir) = run_with("npy", text, Limits::default());
     assert!(error.is_none(), "{error:?}");
     assert_eq!(out, "");
-    let bytes = std::fs::read(dir.join("x.npy")).unwrap_or_else(|err| panic!("{err}"));
+    let bytes = std::fs::read(dir.path().join("x.npy")).unwrap_or_else(|err| panic!("{err}"));
     assert_eq!(&bytes[..6], b"\x93NUMPY");
     let header_len = usize::from(u16::from_le_bytes([bytes[8], bytes[9]]));
     let header = String::from_utf8_lossy(&bytes[10..10 + header_len]).into_owned();
@@ -64,7 +65,7 @@ fn saved_files_are_numpy_arrays() {
         let script =
             "import numpy, sys\na = numpy.load(sys.argv[1])\nprint(a.dtype, a.shape, a.tolist())";
         let output = Command::new("python3")
-            .args(["-c", script, &dir.join("x.npy").to_string_lossy()])
+            .args(["-c", script, &dir.path().join("x.npy").to_string_lossy()])
             .output()
             .unwrap_or_else(|err| panic!("{err}"));
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
@@ -80,7 +81,7 @@ fn saved_files_are_numpy_arrays() {
 fn errors_carry_the_span_and_the_stack() {
     let text = "function int div(int a, int b) {\n    return a / b;\n}\nfunction int twice(int x) {\n    return div(x, 0) * 2;\n}\nprint(div(6, 3));\nprint(twice(1));\n";
     let dir = scratch("stack");
-    let (db, main) = load(&dir, text);
+    let (db, main) = load(dir.path(), text);
     let mut out = Vec::new();
     let error = exec::run::run_program(&db, main, &mut out, Limits::default())
         .err()
@@ -121,7 +122,7 @@ fn numbers_loaded_before_loops_run_as_written() {
 fn invariant_integer_arithmetic_runs_as_written() {
     let text = "function int f(Tensor u[n], int k) {\n    int s = 0;\n    if (k > 5) {\n        s = 1;\n    }\n    loop (int i = 1; i < n + 1; i++) {\n        loop (int j = 0; j < 3; j++) {\n            s += (i - 1) * (i + 1) + (n - 1) * j;\n        }\n        int w = i * 2;\n        loop (int j = 0; j < 2; j++) {\n            Tensor t[m] = zeros([j + w]);\n            s += w - 1 + (m - 1) * 100;\n        }\n    }\n    loop (int i = 10; i > 0; i -= 3) {\n        loop (int j = 0; j < 2; j++) {\n            s += (i - 1) * 1000;\n        }\n    }\n    loop (int i = 0; i < k - 5; i++) {\n        s += k * 4611686018427387904;\n    }\n    return s;\n}\nTensor u[4];\nprint(f(u, 3));\nprint(f(u, 5));\nprint(f(u, 7));\n";
     let dir = scratch("invariant-int");
-    let (db, main) = load(&dir, text);
+    let (db, main) = load(dir.path(), text);
     let mut out = Vec::new();
     let error = exec::run::run_program(&db, main, &mut out, Limits::default())
         .err()
@@ -150,7 +151,7 @@ fn invariant_loop_bounds_run_as_written() {
     assert_eq!(out, "110\n");
     let text = "function int f(Tensor u[n]) {\n    int s = 0;\n    loop (int i = 0; i < n * 4611686018427387904; i++) {\n        s += i;\n    }\n    return s;\n}\nTensor u[5];\nprint(f(u));\n";
     let dir = scratch("invariant-bound-overflow");
-    let (db, main) = load(&dir, text);
+    let (db, main) = load(dir.path(), text);
     let mut out = Vec::new();
     let error = exec::run::run_program(&db, main, &mut out, Limits::default())
         .err()
@@ -323,7 +324,7 @@ print(w, m, grad(w));
 fn tests_run_on_fresh_machines() {
     let text = "cns int N = 3;\nprint(\"top level does not run for tests\");\ntest \"passes\" {\n    Tensor t[N];\n    assert(sum(t + 1) == N);\n    print(rand([1]));\n}\ntest \"fails\" {\n    assert_eq(N, 4);\n}\n";
     let dir = scratch("tests");
-    let (db, main) = load(&dir, text);
+    let (db, main) = load(dir.path(), text);
     let program = exec::lower::lower_program(&db, main).unwrap_or_else(|err| panic!("{err}"));
     assert_eq!(program.tests.len(), 2);
     let mut outputs = Vec::new();
@@ -370,7 +371,7 @@ impl std::io::Write for FlushRecorder {
 fn write_flushes_and_print_does_not() {
     let text = "write(\"epoch\", 1);\nprint(\" done\");\nwrite(\"\\repoch\", 2, [1, 2]);\n";
     let dir = scratch("write");
-    let (db, main) = load(&dir, text);
+    let (db, main) = load(dir.path(), text);
     let mut out = FlushRecorder::default();
     let result = exec::run::run_program(&db, main, &mut out, Limits::default());
     assert!(result.is_ok(), "{result:?}");
@@ -378,15 +379,17 @@ fn write_flushes_and_print_does_not() {
     assert_eq!(out.flushed_at, ["epoch 1", "epoch 1 done\n\repoch 2 [1.0, 2.0]"]);
 }
 
-/// Writes `files` (name and text) to a scratch directory and loads the first with its imports.
+/// Writes `files` (name and text) to a scratch directory and loads the first with its imports
+/// (the directory is removed on return: the database keeps the texts).
 fn load_files(name: &str, files: &[(&str, &str)]) -> (Database, SourceFile) {
     let dir = scratch(name);
     for (file, text) in files {
-        std::fs::write(dir.join(file), text).unwrap_or_else(|err| panic!("{err}"));
+        std::fs::write(dir.path().join(file), text).unwrap_or_else(|err| panic!("{err}"));
     }
     let mut db = Database::default();
     let read = &mut |p: &Path| std::fs::read_to_string(p).map_err(|e| e.to_string());
-    let main = db.load_with_imports(&dir.join(files[0].0), read).unwrap_or_else(|e| panic!("{e}"));
+    let main =
+        db.load_with_imports(&dir.path().join(files[0].0), read).unwrap_or_else(|e| panic!("{e}"));
     (db, main)
 }
 
@@ -478,7 +481,7 @@ fn a_constant_read_before_its_declaration_is_an_error() {
 /// Runs `text` and returns what it printed and how many writes copied a shared tensor.
 fn run_counting_copies(name: &str, text: &str) -> (String, u64) {
     let dir = scratch(name);
-    let (db, main) = load(&dir, text);
+    let (db, main) = load(dir.path(), text);
     let mut out = Vec::new();
     let report = exec::run::run_program(&db, main, &mut out, Limits::default())
         .unwrap_or_else(|err| panic!("{err}"));

@@ -12,7 +12,7 @@ use common::{load, scratch};
 /// tape bytes per recorded operation.
 fn run(name: &str, text: &str) -> (String, usize, Option<f64>) {
     let dir = scratch(name);
-    let (db, main) = load(&dir, text);
+    let (db, main) = load(dir.path(), text);
     let program = exec::lower::lower_program(&db, main).unwrap_or_else(|err| panic!("{err}"));
     let mut out = Vec::new();
     let mut machine =

@@ -14,7 +14,7 @@ use common::{load, scratch};
 /// top level is `<top level>`) with `expect`.
 fn check(name: &str, text: &str, units: &[&str], expect: Expect) {
     let dir = scratch(&format!("lowering-{name}"));
-    let (db, main) = load(&dir, text);
+    let (db, main) = load(dir.path(), text);
     let program = exec::lower::lower_program(&db, main).unwrap_or_else(|err| panic!("{err}"));
     let text = program.to_string();
     let selected: Vec<&str> = text

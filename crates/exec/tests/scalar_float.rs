@@ -97,7 +97,7 @@ fn random_expressions_print_what_they_printed() {
         for (name, text) in
             [("tracked", &tracked), ("plain", &plain), ("transformed", &transformed)]
         {
-            record(&mut transcript, name, &dir, text);
+            record(&mut transcript, name, dir.path(), text);
         }
     }
     expect_file!["scalar_float/random.txt"].assert_eq(&transcript);
@@ -111,7 +111,7 @@ fn a_loop_and_transforms_print_what_they_printed() {
     // an `int` read with a tracked float.
     let text = "var float x0 = 0.5;\nvar float s = 0.25;\nvar float t = 1.5;\nfunction float f(float u, float c) {\n    return u * c + sin(u) * c;\n}\nfloat x = x0;\nloop (int i = 0; i < 1000; i++) {\n    x = x * 0.9 + sin(x) * 0.1;\n}\nfloat w = x * s + t * x0 - s / t;\nint k = 2;\nfloat v = x * k + cos(x) * k;\nbackward(x + w + v);\nprint(x, grad(x0), grad(s), grad(t));\nprint(grad(f)(0.3, s), grad(grad(f))(0.3, 0.25), grad(f, 1)(t, s));\n";
     let mut transcript = String::new();
-    let out = record(&mut transcript, "loop", &dir, text);
+    let out = record(&mut transcript, "loop", dir.path(), text);
     expect![[r#"
         --- loop
         0.16378675326068323 1.6033594558390396 -0.5028799134059834 0.6111111111111112
@@ -137,8 +137,8 @@ fn an_int_beside_a_tracked_float_costs_what_its_cast_costs() {
             "var float x = 0.5;\nfloat s = 0.0;\nloop (int i = 0; i < 1000; i++) {{\n    s = s + {term};\n    s = s + sin(x) * i;\n    s += i;\n}}\nbackward(s);\nprint(s, grad(x));\n"
         )
     };
-    let (out, bytes) = run(&dir, &program("x * i"));
-    let (cast_out, cast_bytes) = run(&dir, &program("x * (float)i"));
+    let (out, bytes) = run(dir.path(), &program("x * i"));
+    let (cast_out, cast_bytes) = run(dir.path(), &program("x * (float)i"));
     assert_eq!(out, cast_out);
     assert_eq!(bytes.map(f64::to_bits), cast_bytes.map(f64::to_bits));
     // s = sum over i of (x + sin(x) + 1) * i, so ds/dx = (1 + cos(x)) * 499500.
@@ -185,7 +185,7 @@ fn plain_tracked_and_doubly_tracked_operands_agree() {
         let text = format!(
             "function float g(float p, float q) {{\n    float r = 2.5;\n    int n = 3;\n    return {y};\n}}\nfunction float dg(float p, float q) {{\n    return grad(g)(p, q);\n}}\nfunction float value(float p, float q) {{\n    (float v, float d) = value_and_grad(g)(p, q);\n    return v;\n}}\nfloat p0 = 0.7;\nfloat q0 = -1.3;\nvar float p = 0.7;\nvar float q = -1.3;\nfloat y = g(p, q);\nbackward(y);\n(float v2, float d2) = value_and_grad(value)(p0, q0);\n(float d1, float dd) = value_and_grad(dg)(p0, q0);\nprint(g(p0, q0), y, v2);\nprint(grad(p), grad(g)(p0, q0), d2, d1);\nprint(dd, grad(grad(g))(p0, q0));\n"
         );
-        let out = record(&mut transcript, &y, &dir, &text);
+        let out = record(&mut transcript, &y, dir.path(), &text);
         let lines: Vec<Vec<&str>> = out.lines().map(|l| l.split(' ').collect()).collect();
         let [values, firsts, seconds] = &lines[..] else { panic!("{y}: {out}") };
         assert!(values.iter().all(|v| v == &values[0]), "values of {y}: {out}");

@@ -284,14 +284,12 @@ fn mask(condition: bool) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
+    use tempfile::TempDir;
 
-    /// A scratch directory in the system temporary directory, unique to one test and process.
-    fn scratch(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("nabla-tensor-io-{}-{name}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
-        dir
+    /// A fresh scratch directory for one test, `nabla-tensor-io-NAME-XXXXXX` in the system
+    /// temporary directory; it is removed when the guard is dropped, a failing test's included.
+    fn scratch(name: &str) -> TempDir {
+        TempDir::with_prefix(format!("nabla-tensor-io-{name}-")).unwrap()
     }
 
     /// A `.npy` file written byte by byte, as NumPy 1.x writes version 1.0 files.
@@ -330,20 +328,19 @@ mod tests {
             ),
         ];
         for (i, tensor) in cases.iter().enumerate() {
-            let path = dir.join(format!("{i}.npy"));
+            let path = dir.path().join(format!("{i}.npy"));
             save_npy(&path, tensor).unwrap();
             assert_eq!(&load_npy(&path).unwrap(), tensor);
         }
-        let nan_path = dir.join("nan.npy");
+        let nan_path = dir.path().join("nan.npy");
         save_npy(&nan_path, &Tensor::vector(vec![f64::NAN])).unwrap();
         assert!(load_npy(&nan_path).unwrap().to_vec()[0].is_nan());
-        fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
     fn saved_files_have_numpys_float64_header() {
         let dir = scratch("header");
-        let path = dir.join("x.npy");
+        let path = dir.path().join("x.npy");
         save_npy(&path, &Tensor::vector(vec![1.0, 2.0])).unwrap();
         let bytes = fs::read(&path).unwrap();
         let text = String::from_utf8_lossy(&bytes);
@@ -354,7 +351,6 @@ mod tests {
         );
         assert!(text.contains("'shape': (2,)"), "{text}");
         assert_eq!(bytes.len() % 16, 0);
-        fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
@@ -377,12 +373,11 @@ mod tests {
         for (descriptor, data, expected) in cases {
             let bytes = npy_bytes(descriptor, false, "(2,)", &data);
             assert_eq!(
-                load_bytes(&dir, "x.npy", &bytes).unwrap().to_vec(),
+                load_bytes(dir.path(), "x.npy", &bytes).unwrap().to_vec(),
                 expected,
                 "{descriptor}"
             );
         }
-        fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
@@ -391,22 +386,22 @@ mod tests {
         // The matrix [[1, 2, 3], [4, 5, 6]] stored column by column.
         let data: Vec<u8> =
             [1.0f64, 4.0, 2.0, 5.0, 3.0, 6.0].iter().flat_map(|x| x.to_le_bytes()).collect();
-        let tensor = load_bytes(&dir, "f.npy", &npy_bytes("<f8", true, "(2, 3)", &data)).unwrap();
+        let tensor =
+            load_bytes(dir.path(), "f.npy", &npy_bytes("<f8", true, "(2, 3)", &data)).unwrap();
         assert_eq!(tensor.to_string(), "[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]");
         assert!(tensor.array().is_standard_layout());
-        fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
     fn bad_npy_files_are_clear_errors() {
         let dir = scratch("bad");
         let complex = npy_bytes("<c16", false, "(1,)", &[0; 16]);
-        let error = load_bytes(&dir, "c.npy", &complex).unwrap_err().to_string();
+        let error = load_bytes(dir.path(), "c.npy", &complex).unwrap_err().to_string();
         assert!(error.ends_with(
             "c.npy: unsupported dtype '<c16' (supported: float64, float32, signed and unsigned integers, bool)"
         ), "{error}");
         let short = npy_bytes("<f8", false, "(3,)", &[0; 16]);
-        let error = load_bytes(&dir, "s.npy", &short).unwrap_err().to_string();
+        let error = load_bytes(dir.path(), "s.npy", &short).unwrap_err().to_string();
         assert!(
             error.ends_with(
                 "the header declares 3 elements of 8 bytes but the file holds 16 bytes of data"
@@ -414,13 +409,15 @@ mod tests {
             "{error}"
         );
         let huge = npy_bytes("<f8", false, "(1000000000000, 1000000)", &[]);
-        assert!(matches!(load_bytes(&dir, "h.npy", &huge), Err(TensorError::Allocation { .. })));
-        let error = load_bytes(&dir, "t.npy", b"hello").unwrap_err().to_string();
+        assert!(matches!(
+            load_bytes(dir.path(), "h.npy", &huge),
+            Err(TensorError::Allocation { .. })
+        ));
+        let error = load_bytes(dir.path(), "t.npy", b"hello").unwrap_err().to_string();
         assert!(error.contains("t.npy: not a valid .npy file"), "{error}");
-        let missing = dir.join("missing.npy");
+        let missing = dir.path().join("missing.npy");
         let error = load_npy(&missing).unwrap_err().to_string();
         assert!(error.starts_with(&format!("cannot read {}: ", missing.display())), "{error}");
-        fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
@@ -460,12 +457,11 @@ mod tests {
     #[test]
     fn csv_files_are_read_from_disk() {
         let dir = scratch("csv");
-        let path = dir.join("x.csv");
+        let path = dir.path().join("x.csv");
         fs::write(&path, "a,b\n1,2\n").unwrap();
         assert_eq!(load_csv(&path).unwrap().to_string(), "[[1.0, 2.0]]");
-        let error = load_csv(&dir.join("none.csv")).unwrap_err().to_string();
+        let error = load_csv(&dir.path().join("none.csv")).unwrap_err().to_string();
         assert!(error.starts_with("cannot read "), "{error}");
-        fs::remove_dir_all(dir).unwrap();
     }
 
     /// The members of a zip archive, by name, as stored.
@@ -484,7 +480,7 @@ mod tests {
     #[test]
     fn npz_round_trips_named_tensors_in_order() {
         let dir = scratch("npz");
-        let path = dir.join("net.npz");
+        let path = dir.path().join("net.npz");
         let w = Tensor::from_vec(&[2, 3], vec![1.0, -2.5, 1e-300, f64::INFINITY, f64::MAX, 0.1])
             .unwrap();
         let transposed = super::super::shape::transpose(&w);
@@ -503,15 +499,14 @@ mod tests {
         let stored = members(&path);
         for ((name, bytes), (expected_name, tensor)) in stored.iter().zip(&arrays) {
             assert_eq!(name, &format!("{expected_name}.npy"));
-            let single = dir.join("single.npy");
+            let single = dir.path().join("single.npy");
             save_npy(&single, tensor).unwrap();
             assert_eq!(bytes, &fs::read(&single).unwrap(), "{name}");
         }
         // The same tensors give the same bytes: no time or other state is written.
-        let again = dir.join("again.npz");
+        let again = dir.path().join("again.npz");
         save_npz(&again, &arrays).unwrap();
         assert_eq!(fs::read(&path).unwrap(), fs::read(&again).unwrap());
-        fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
@@ -528,7 +523,7 @@ mod tests {
             0, 0, 0, 0, 8, 64,
         ]);
         let dir = scratch("numpy-bytes");
-        let path = dir.join("x.npy");
+        let path = dir.path().join("x.npy");
         save_npy(&path, &Tensor::from_vec(&[2, 2], vec![1.5, -2.0, 0.25, 3.0]).unwrap()).unwrap();
         let ours = fs::read(&path).unwrap();
         // Byte for byte but for the dictionary's last comma, which NumPy writes and ndarray-npy
@@ -538,7 +533,6 @@ mod tests {
         assert_eq!(ours.len(), numpy.len());
         assert_eq!(String::from_utf8_lossy(&ours[..128]), normalized);
         assert_eq!(ours[128..], numpy[128..]);
-        fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
@@ -561,7 +555,7 @@ mod tests {
     #[test]
     fn bad_npz_archives_are_refused_with_the_member() {
         let dir = scratch("bad-npz");
-        let path = dir.join("x.npz");
+        let path = dir.path().join("x.npz");
         fs::write(&path, b"not a zip").unwrap();
         let error = load_npz(&path).unwrap_err().to_string();
         assert!(error.contains("not a valid .npz (zip) archive"), "{error}");
@@ -573,6 +567,5 @@ mod tests {
         archive.finish().unwrap();
         let error = load_npz(&path).unwrap_err().to_string();
         assert!(error.contains("member `w.npy`: not a valid .npy file"), "{error}");
-        fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -6,13 +6,14 @@
 
 use std::{
     io::{BufRead, BufReader, Write},
-    path::{Path, PathBuf},
+    path::Path,
     process::{Child, ChildStdin, Command, Stdio},
     sync::mpsc::{Receiver, RecvTimeoutError, channel},
     time::{Duration, Instant},
 };
 
 use serde_json::{Value, json};
+use tempfile::TempDir;
 
 pub const TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -248,12 +249,13 @@ pub fn uri(path: &Path) -> String {
     format!("file://{}", path.display())
 }
 
-pub fn workspace(name: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nabla-lsp-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("{err}"));
+/// A fresh workspace directory holding `files` (name and text), removed when the guard is
+/// dropped: bind it before the [`Server`] that works in it, so that it outlives the server.
+pub fn workspace(name: &str, files: &[(&str, &str)]) -> TempDir {
+    let dir =
+        TempDir::with_prefix(format!("nabla-lsp-{name}-")).unwrap_or_else(|err| panic!("{err}"));
     for (path, text) in files {
-        std::fs::write(dir.join(path), text).unwrap_or_else(|err| panic!("{err}"));
+        std::fs::write(dir.path().join(path), text).unwrap_or_else(|err| panic!("{err}"));
     }
     dir
 }

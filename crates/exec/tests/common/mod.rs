@@ -1,16 +1,15 @@
 //! Helpers shared by the execution API's integration tests: scratch directories and programs
 //! loaded and checked from them.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use hir::{Database, Severity, SourceFile};
+use tempfile::TempDir;
 
-/// A fresh scratch directory for one test.
-pub fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nabla-exec-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("{err}"));
-    dir
+/// A fresh scratch directory for one test, `nabla-exec-NAME-XXXXXX` in the system temporary
+/// directory; it is removed when the guard is dropped, a failing test's included.
+pub fn scratch(name: &str) -> TempDir {
+    TempDir::with_prefix(format!("nabla-exec-{name}-")).unwrap_or_else(|err| panic!("{err}"))
 }
 
 /// Loads `text` as `DIR/main.nb` into a database and checks that it has no errors.
