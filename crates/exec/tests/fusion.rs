@@ -1,6 +1,6 @@
 //! The fused recording of scalar operations, end to end: how many tape records a program leaves,
-//! which temporaries the lowering marks fresh, and that the derivatives stay those of the unfused
-//! operations (the golden program `test_data/run/ad_fused.nb` checks many more against closed
+//! and that the derivatives stay those of the unfused operations (which temporaries the lowering
+//! marks fresh is a snapshot in `tests/lowering.rs`) (the golden program `test_data/run/ad_fused.nb` checks many more against closed
 //! forms).
 
 use exec::interp::{Limits, Machine};
