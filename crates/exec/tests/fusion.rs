@@ -1,7 +1,7 @@
 //! The fused recording of scalar operations, end to end: how many tape records a program leaves,
-//! and that the derivatives stay those of the unfused operations (which temporaries the lowering
-//! marks fresh is a snapshot in `tests/lowering.rs`) (the golden program `test_data/run/ad_fused.nb` checks many more against closed
-//! forms).
+//! and that the derivatives stay those of the unfused operations. The golden program
+//! `test_data/run/ad_fused.nb` checks many more against closed forms, and `tests/lowering.rs`
+//! shows which temporaries the lowering marks fresh.
 
 use exec::interp::{Limits, Machine};
 
