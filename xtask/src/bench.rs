@@ -1,5 +1,5 @@
-//! `cargo xtask bench [--threads N] [NAME...]`: runs benchmarks and writes their tables to
-//! `docs/performance.md`.
+//! `cargo xtask bench [--threads N] [--rounds N] [--baseline PATH] [NAME...]`: runs benchmarks and
+//! writes their tables to `docs/performance.md`.
 //!
 //! Two kinds of benchmark, selected by name (`all`, the default, runs every one):
 //!
@@ -20,7 +20,16 @@
 //!
 //! The page keeps one marked section per benchmark, so running some benchmarks replaces their
 //! sections and leaves the others as they were.
+//!
+//! With `--baseline PATH`, another `nabla` binary (a release build of an older commit), the
+//! interpreter suite and the comparative groups run every Nabla program with this build and with
+//! PATH in the same rounds, one right after the other, and report this build's figures over the
+//! baseline's, marking ratios above 1.10 (issue 23's bound) and giving each group's geometric
+//! mean (see [`baseline`]). That is a development check, not the page: the reference tools do not
+//! run, the Rust bench targets cannot be selected, and the tables go to standard output and
+//! `target/bench-baseline.md`, leaving `docs/performance.md` as it was.
 
+mod baseline;
 mod compare;
 mod groups;
 mod json;
@@ -62,14 +71,20 @@ const SECTION_ORDER: &[&str] = &[
     "records",
 ];
 
-const USAGE: &str = "usage: cargo xtask bench [--threads N] [--rounds N] \
-                     [all | parse | check | lsp | tape | interpreter | engine | autodiff | einsum | library | indexing | flags | records]...";
+const USAGE: &str = "usage: cargo xtask bench [--threads N] [--rounds N] [--baseline PATH] \
+                     [all | parse | check | lsp | tape | interpreter | engine | autodiff | einsum | library | indexing | flags | records]...\n\
+                     --baseline PATH: run this build's Nabla programs and the `nabla` binary \
+                     PATH's in the same rounds, print their ratios and write them to \
+                     target/bench-baseline.md, not docs/performance.md (interpreter and the \
+                     comparative groups only)";
 
 struct Options {
     names: Vec<String>,
     threads: usize,
     /// How many times each comparative group is measured, both sides each time.
     rounds: usize,
+    /// Another `nabla` binary to measure this build against, instead of writing the page.
+    baseline: Option<PathBuf>,
 }
 
 /// Rounds of each comparative group by default: an odd number, so that one has the median.
@@ -88,11 +103,20 @@ impl Options {
         let mut names = Vec::new();
         let mut threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let mut rounds = DEFAULT_ROUNDS;
+        let mut baseline = None;
         let mut args = args.iter();
         while let Some(arg) = args.next() {
             match arg.as_str() {
                 "--threads" => threads = positive(arg, args.next())?,
                 "--rounds" => rounds = positive(arg, args.next())?,
+                "--baseline" => match args.next() {
+                    Some(path) if !path.starts_with('-') => baseline = Some(PathBuf::from(path)),
+                    _ => {
+                        return Err(format!(
+                            "--baseline needs the path of a nabla binary\n{USAGE}"
+                        ));
+                    }
+                },
                 "all" => {}
                 name if name.starts_with('-') => {
                     return Err(format!("unknown option {name}\n{USAGE}"));
@@ -109,7 +133,17 @@ impl Options {
         if let Some(unknown) = names.iter().find(|name| !known.contains(&name.as_str())) {
             return Err(format!("no benchmark named {unknown}; known: all, {}", known.join(", ")));
         }
-        Ok(Options { names, threads, rounds })
+        if baseline.is_some() {
+            let rust = BENCHES.iter().map(|(name, _, _)| *name);
+            if let Some(name) = rust.clone().find(|name| names.iter().any(|n| n == name)) {
+                return Err(format!(
+                    "{name} is a Rust bench target, not Nabla programs: --baseline compares \
+                     nabla binaries on {INTERPRETER} and {}",
+                    GROUPS.iter().map(|group| group.name).collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+        Ok(Options { names, threads, rounds, baseline })
     }
 
     fn selects(&self, name: &str) -> bool {
@@ -119,6 +153,9 @@ impl Options {
 
 pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let options = Options::parse(args)?;
+    if let Some(path) = &options.baseline {
+        return baseline::run(root, &options, path);
+    }
     let mut sections = Vec::new();
     for (name, package, target) in BENCHES.iter().filter(|(name, _, _)| options.selects(name)) {
         eprintln!("==> bench {name}");
@@ -142,9 +179,11 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         sections.push(("reference-tools".to_owned(), reference_tools(&tools, options.threads)));
         if suite {
             let tools = suite::Tools {
-                nabla: nabla.binary().to_path_buf(),
-                python: python.interpreter().to_path_buf(),
-                lua: PathBuf::from("lua5.4"),
+                lineup: vec![
+                    (suite::Tool::Nabla, nabla.binary().to_path_buf()),
+                    (suite::Tool::CPython, python.interpreter().to_path_buf()),
+                    (suite::Tool::Lua, PathBuf::from("lua5.4")),
+                ],
                 env: env.clone(),
             };
             let text = interpreter_section(root, &tools, &options);
@@ -509,5 +548,28 @@ mod tests {
         assert_eq!(Options::parse(&args(&[])).unwrap().rounds, DEFAULT_ROUNDS);
         assert_eq!(Options::parse(&args(&["--rounds", "5", "engine"])).unwrap().rounds, 5);
         assert!(Options::parse(&args(&["--rounds", "0"])).is_err());
+    }
+
+    #[test]
+    fn a_baseline_takes_a_path_and_only_nabla_benchmarks() {
+        let args = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let options =
+            Options::parse(&args(&["--baseline", "/tmp/old/nabla", "--rounds", "1", "autodiff"]))
+                .unwrap();
+        assert_eq!(options.baseline.as_deref(), Some(Path::new("/tmp/old/nabla")));
+        assert_eq!(options.rounds, 1);
+        assert!(options.selects("autodiff") && !options.selects("interpreter"));
+        assert_eq!(Options::parse(&args(&["engine"])).unwrap().baseline, None);
+        assert!(Options::parse(&args(&["--baseline", "old", "interpreter"])).is_ok());
+        for missing in [&["--baseline"][..], &["--baseline", "--rounds", "1"]] {
+            let err = Options::parse(&args(missing)).err().unwrap();
+            assert!(err.starts_with("--baseline needs the path of a nabla binary\n"), "{err}");
+        }
+        let err = Options::parse(&args(&["--baseline", "old", "engine", "parse"])).err().unwrap();
+        assert_eq!(
+            err,
+            "parse is a Rust bench target, not Nabla programs: --baseline compares nabla binaries \
+             on interpreter and engine, autodiff, einsum, library, indexing, flags, records"
+        );
     }
 }

@@ -5,7 +5,8 @@
 //! - `test`: every check CI runs, after installing the system libraries that are missing.
 //! - `docs`: checks (and runs) the Nabla code blocks of `README.md` and `docs/` with `nabla`.
 //! - `fuzz [--seconds N] [--seed N] [TARGET...]`: the fuzz targets of `fuzz/`, N seconds each.
-//! - `bench`: the benchmarks, written to `docs/performance.md`.
+//! - `bench`: the benchmarks, written to `docs/performance.md` (with `--baseline PATH`, this build
+//!   against another `nabla` binary, written to `target/bench-baseline.md`).
 //! - `dist`: the release binary and the VS Code extension's `.vsix`, in `target/dist/`.
 
 mod bench;

@@ -11,7 +11,7 @@ use super::{
 };
 
 /// A measured time in seconds, or why there is none.
-type Measured = Result<f64, String>;
+pub type Measured = Result<f64, String>;
 
 /// One round of a group: the reference script's figures, then the Nabla programs, run one after
 /// the other so that both sides meet the same machine.
@@ -108,20 +108,39 @@ pub fn section(
 /// The cells of the round whose ratio is the median, with the ratios' range when there are
 /// several; the first round's when no round has a ratio.
 fn median_line(rounds: &[&Line]) -> [String; 5] {
-    let mut ratios: Vec<(f64, usize)> =
-        rounds.iter().enumerate().filter_map(|(i, line)| Some((line.ratio()?, i))).collect();
-    ratios.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let chosen = ratios.get(ratios.len().saturating_sub(1) / 2).map_or(0, |&(_, i)| i);
-    let range = match (ratios.first(), ratios.last()) {
-        (Some(low), Some(high)) if ratios.len() > 1 => Some((low.0, high.0)),
-        _ => None,
-    };
-    match rounds.get(chosen) {
+    let ratios: Vec<Option<f64>> = rounds.iter().map(|line| line.ratio()).collect();
+    let (chosen, range) = median_round(&ratios);
+    match rounds.get(chosen.unwrap_or(0)) {
         Some(Line::Time { benchmark, quantity, nabla, tool, reference, target }) => {
             measured_row(*quantity, benchmark, nabla, tool, reference, *target, range)
         }
         Some(Line::Fixed(cells)) => cells.clone(),
         None => Default::default(),
+    }
+}
+
+/// Of the rounds' ratios (`None` for a round without one, which is left out), the round whose
+/// ratio is the median (the lower one of an even count), and the range of the ratios when more
+/// than one round has one.
+pub fn median_round(ratios: &[Option<f64>]) -> (Option<usize>, Option<(f64, f64)>) {
+    let mut measured: Vec<(f64, usize)> =
+        ratios.iter().enumerate().filter_map(|(i, ratio)| Some(((*ratio)?, i))).collect();
+    measured.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let chosen = measured.get(measured.len().saturating_sub(1) / 2).map(|&(_, i)| i);
+    let range = match (measured.first(), measured.last()) {
+        (Some(low), Some(high)) if measured.len() > 1 => Some((low.0, high.0)),
+        _ => None,
+    };
+    (chosen, range)
+}
+
+/// A ratio, with the range of the rounds' ratios in parentheses when there is one.
+pub fn ratio_text(ratio: f64, range: Option<(f64, f64)>) -> String {
+    match range {
+        Some((low, high)) => {
+            format!("{} ({}–{})", format_ratio(ratio), format_ratio(low), format_ratio(high))
+        }
+        None => format_ratio(ratio),
     }
 }
 
@@ -199,9 +218,17 @@ pub fn format_bytes(bytes: f64) -> String {
 
 /// A program's peak memory less its baseline's, and its peak in all.
 fn program_bytes(run: &mut Round<'_>, program: Program) -> (Measured, Option<f64>) {
+    bytes(program, |file| run.nabla.timings(run.root, file, program.flags))
+}
+
+/// A program's peak memory less its baseline's, and its peak in all, from `timings`, the timings
+/// of a program file run with the program's flags.
+pub fn bytes(
+    program: Program,
+    mut timings: impl FnMut(&'static str) -> Result<Timings, String>,
+) -> (Measured, Option<f64>) {
     let mut peak = |file| -> Measured {
-        let timings = run.nabla.timings(run.root, file, program.flags)?;
-        timings.peak_bytes.ok_or_else(|| "peak memory not reported".to_owned())
+        timings(file)?.peak_bytes.ok_or_else(|| "peak memory not reported".to_owned())
     };
     let total = peak(program.file);
     let baseline = match program.baseline {
@@ -244,13 +271,7 @@ fn measured_row(
         (Ok(n), Ok(r)) if *r > 0.0 => Some(n / r),
         _ => None,
     };
-    let ratio_cell = match (ratio, range) {
-        (Some(ratio), Some((low, high))) => {
-            format!("{} ({}–{})", format_ratio(ratio), format_ratio(low), format_ratio(high))
-        }
-        (Some(ratio), None) => format_ratio(ratio),
-        (None, _) => "—".to_owned(),
-    };
+    let ratio_cell = ratio.map_or_else(|| "—".to_owned(), |ratio| ratio_text(ratio, range));
     let target_cell = match (target, ratio) {
         (Some(target), Some(ratio)) if ratio <= target.max_ratio => format!("{} ✓", target.text),
         (Some(target), Some(_)) => format!("{} ✗", target.text),
@@ -262,9 +283,18 @@ fn measured_row(
 
 /// A program's time less its baseline's, per repetition of its kernel.
 fn program_seconds(run: &mut Round<'_>, program: Program) -> Measured {
-    let total = run.nabla.timings(run.root, program.file, program.flags)?.run_seconds;
+    seconds(program, |file| run.nabla.timings(run.root, file, program.flags))
+}
+
+/// A program's time less its baseline's, per repetition of its kernel, from `timings`, the
+/// timings of a program file run with the program's flags.
+pub fn seconds(
+    program: Program,
+    mut timings: impl FnMut(&'static str) -> Result<Timings, String>,
+) -> Measured {
+    let total = timings(program.file)?.run_seconds;
     let baseline = match program.baseline {
-        Some(file) => run.nabla.timings(run.root, file, program.flags)?.run_seconds,
+        Some(file) => timings(file)?.run_seconds,
         None => 0.0,
     };
     if total <= baseline {
@@ -378,6 +408,47 @@ mod tests {
         assert_eq!(row[1], "not measured: `nabla run` is not built yet");
         assert_eq!(row[2], "NumPy: 100 ms");
         assert_eq!((row[3].as_str(), row[4].as_str()), ("—", "≤ 1.1"));
+    }
+
+    #[test]
+    fn a_programs_figure_is_its_time_less_its_set_up_per_repetition() {
+        let timings = |file: &'static str| -> Result<Timings, String> {
+            let run_seconds = match file {
+                "warm.nb" => 5.0,
+                "once.nb" => 1.0,
+                "setup.nb" => 2.0,
+                _ => return Err(format!("no {file}")),
+            };
+            Ok(Timings {
+                run_seconds,
+                tape_bytes_per_op: None,
+                peak_bytes: Some(run_seconds * 1e6),
+            })
+        };
+        let program = |file, baseline, per| Program { file, baseline, per, flags: &[] };
+        // Five repetitions less one, per repetition.
+        assert_eq!(seconds(program("warm.nb", Some("once.nb"), 4.0), timings), Ok(1.0));
+        assert_eq!(seconds(program("once.nb", None, 1e6), timings), Ok(1e-6));
+        assert_eq!(
+            seconds(program("once.nb", Some("setup.nb"), 1.0), timings),
+            Err("no slower than its set-up alone (2.00 s)".to_owned())
+        );
+        assert_eq!(
+            seconds(program("warm.nb", Some("gone.nb"), 4.0), timings),
+            Err("no gone.nb".to_owned())
+        );
+        assert_eq!(bytes(program("warm.nb", Some("once.nb"), 1.0), timings), (Ok(4e6), Some(5e6)));
+    }
+
+    #[test]
+    fn the_median_round_is_the_lower_middle_of_the_measured_ones() {
+        assert_eq!(median_round(&[]), (None, None));
+        assert_eq!(median_round(&[None]), (None, None));
+        assert_eq!(median_round(&[Some(2.0)]), (Some(0), None));
+        assert_eq!(median_round(&[Some(3.0), Some(1.0), Some(2.0)]), (Some(2), Some((1.0, 3.0))));
+        assert_eq!(median_round(&[Some(4.0), None, Some(2.0)]), (Some(2), Some((2.0, 4.0))));
+        assert_eq!(ratio_text(1.0, Some((0.5, 2.0))), "1.00 (0.50–2.00)");
+        assert_eq!(ratio_text(1.0, None), "1.00");
     }
 
     /// The round of the median ratio supplies all three cells, and the range spans every round.

@@ -40,7 +40,7 @@ pub enum Row {
 
 /// A Nabla program's figure: its median run time, less its baseline's (the same set-up without
 /// the measured kernel), divided by how many times it runs the kernel.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Program {
     pub file: &'static str,
     pub baseline: Option<&'static str>,

@@ -34,6 +34,8 @@ pub struct Timings {
 
 pub struct Nabla {
     binary: PathBuf,
+    /// What the progress lines call the binary: `nabla`, or `baseline` for another build.
+    name: &'static str,
     /// Why nothing can be measured, when that is so.
     unavailable: Option<String>,
     env: Vec<(String, String)>,
@@ -65,6 +67,7 @@ impl Nabla {
         }
         Nabla {
             binary,
+            name: "nabla",
             unavailable,
             env: env.to_vec(),
             scratch: root.join("target/bench-timings"),
@@ -72,7 +75,26 @@ impl Nabla {
         }
     }
 
-    /// The release binary.
+    /// Another `nabla` binary, such as a release build of an older commit, to measure beside
+    /// this one (`cargo xtask bench --baseline`): not built here, only checked to run programs.
+    pub fn baseline(root: &Path, binary: &Path, env: &[(String, String)]) -> Result<Nabla, String> {
+        if !has_run_command(binary) {
+            return Err(format!(
+                "the baseline {} cannot run programs (`{0} run --help` fails)",
+                binary.display()
+            ));
+        }
+        Ok(Nabla {
+            binary: binary.to_path_buf(),
+            name: "baseline",
+            unavailable: None,
+            env: env.to_vec(),
+            scratch: root.join("target/bench-timings/baseline"),
+            cache: HashMap::new(),
+        })
+    }
+
+    /// The binary: the release build, or the baseline.
     pub fn binary(&self) -> &Path {
         &self.binary
     }
@@ -100,7 +122,7 @@ impl Nabla {
             return cached.clone();
         }
         let shown: String = flags.iter().map(|flag| format!("{flag} ")).collect();
-        eprintln!("    nabla run {shown}bench/{file}");
+        eprintln!("    {} run {shown}bench/{file}", self.name);
         let result = self.measure(&root.join("bench").join(file), flags);
         if let Err(err) = &result {
             eprintln!("    bench/{file}: {err}");

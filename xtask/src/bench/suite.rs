@@ -16,6 +16,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use super::baseline;
 use super::compare::{format_ratio, format_seconds};
 use super::nabla::median;
 
@@ -59,31 +60,38 @@ const SCALING: [(&str, f64); 2] =
 const CPYTHON_TARGET: f64 = 0.33;
 const LUA_TARGET: f64 = 1.0;
 
-/// One of the three tools.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Tool {
+/// One of the tools; its number is its cell in a round's [`Cells`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Tool {
     Nabla,
     CPython,
     Lua,
+    /// Another `nabla` binary, for `cargo xtask bench --baseline`.
+    Baseline,
 }
 
-const TOOLS: [Tool; 3] = [Tool::Nabla, Tool::CPython, Tool::Lua];
+/// How many tools there are.
+const TOOL_COUNT: usize = 4;
 
 impl Tool {
     fn extension(self) -> &'static str {
         match self {
-            Tool::Nabla => "nb",
+            Tool::Nabla | Tool::Baseline => "nb",
             Tool::CPython => "py",
             Tool::Lua => "lua",
         }
     }
 }
 
-/// How to start each tool.
+/// A measured time, or why there is none.
+type Measured = Result<f64, String>;
+
+/// One figure for each tool, indexed by `Tool as usize`; a tool a round did not run has an error.
+type Cells = [Measured; TOOL_COUNT];
+
+/// The tools a round runs, in the order it runs them on each program, with their binaries.
 pub struct Tools {
-    pub nabla: PathBuf,
-    pub python: PathBuf,
-    pub lua: PathBuf,
+    pub lineup: Vec<(Tool, PathBuf)>,
     pub env: Vec<(String, String)>,
 }
 
@@ -91,28 +99,25 @@ pub struct Tools {
 type Timed = Result<(f64, String), String>;
 
 impl Tools {
-    fn command(&self, tool: Tool, program: &Path) -> Command {
-        let mut command = match tool {
-            Tool::Nabla => {
-                let mut command = Command::new(&self.nabla);
+    fn command(&self, (tool, binary): &(Tool, PathBuf), program: &Path) -> Command {
+        let mut command = Command::new(binary);
+        match tool {
+            Tool::Nabla | Tool::Baseline => {
                 command.arg("run");
-                command
             }
             Tool::CPython => {
-                let mut command = Command::new(&self.python);
                 // No `__pycache__` beside the programs in the source tree.
                 command.env("PYTHONDONTWRITEBYTECODE", "1");
-                command
             }
-            Tool::Lua => Command::new(&self.lua),
-        };
+            Tool::Lua => {}
+        }
         command.arg(program).envs(self.env.iter().map(|(k, v)| (k, v)));
         command
     }
 
     /// The median time of `program` under `tool` over [`RUNS`] runs after a warm-up, and what it
     /// printed (the same every run, or an error).
-    fn time(&self, tool: Tool, program: &Path) -> Timed {
+    fn time(&self, tool: &(Tool, PathBuf), program: &Path) -> Timed {
         let mut times = Vec::with_capacity(RUNS);
         let mut output: Option<String> = None;
         for run in 0..=RUNS {
@@ -131,7 +136,7 @@ impl Tools {
         Ok((seconds, output.unwrap_or_default()))
     }
 
-    fn run_once(&self, tool: Tool, program: &Path) -> Result<(f64, String), String> {
+    fn run_once(&self, tool: &(Tool, PathBuf), program: &Path) -> Result<(f64, String), String> {
         let started = Instant::now();
         let mut child = self
             .command(tool, program)
@@ -165,35 +170,47 @@ impl Tools {
 
 /// What one round measured: per program and tool, the time less the tool's empty program.
 pub struct Round {
-    programs: Vec<[Result<f64, String>; 3]>,
-    accesses: Vec<[Result<f64, String>; 3]>,
-    scaling: Vec<Result<f64, String>>,
+    programs: Vec<Cells>,
+    accesses: Vec<Cells>,
+    /// The quicksort of `scaling/` in the `nabla` binaries.
+    scaling: Vec<Cells>,
 }
 
-/// Measures every program of the suite once in each tool.
+/// Cells for the tools of `lineup`, in their order, placed at their tools' numbers; the others
+/// say they were not run.
+fn cells(lineup: &[(Tool, PathBuf)], figures: impl IntoIterator<Item = Measured>) -> Cells {
+    let mut cells: Cells = std::array::from_fn(|_| Err("not run".to_owned()));
+    for ((tool, _), figure) in lineup.iter().zip(figures) {
+        cells[*tool as usize] = figure;
+    }
+    cells
+}
+
+/// Measures every program of the suite once in each tool of the lineup, in its order.
 pub fn measure(root: &Path, tools: &Tools) -> Round {
     let dir = root.join("bench/interpreter");
     let file = |stem: &str, tool: Tool| dir.join(format!("{stem}.{}", tool.extension()));
-    let empty: Vec<Result<f64, String>> = TOOLS
-        .iter()
-        .map(|&tool| tools.time(tool, &file("empty", tool)).map(|(seconds, _)| seconds))
-        .collect();
+    let lineup = &tools.lineup;
+    let empty = cells(
+        lineup,
+        lineup.iter().map(|tool| tools.time(tool, &file("empty", tool.0)).map(|(s, _)| s)),
+    );
     // A program's time less its tool's start-up, checked against the other tools' output.
-    let timed = |stem: &str| -> [Result<f64, String>; 3] {
+    let timed = |stem: &str| -> Cells {
         eprintln!("    {stem}");
         let runs: Vec<Timed> =
-            TOOLS.iter().map(|&tool| tools.time(tool, &file(stem, tool))).collect();
+            lineup.iter().map(|tool| tools.time(tool, &file(stem, tool.0))).collect();
         let outputs: Vec<String> =
             runs.iter().filter_map(|run| run.as_ref().ok().map(|(_, out)| out.clone())).collect();
         let agree = outputs.windows(2).all(|pair| pair[0] == pair[1]);
-        let mut cells = runs.into_iter().zip(&empty).map(|(run, empty)| {
+        let figures = runs.into_iter().zip(lineup).map(|(run, (tool, _))| {
             let (seconds, _) = run?;
             if !agree {
                 return Err(format!("the tools print different results: {}", outputs.join(" / ")));
             }
-            Ok(seconds - empty.clone()?)
+            Ok(seconds - empty[*tool as usize].clone()?)
         });
-        [(); 3].map(|()| cells.next().unwrap_or_else(|| Err("not run".to_owned())))
+        cells(lineup, figures.collect::<Vec<_>>())
     };
     let programs = PROGRAMS.iter().map(|(stem, _)| timed(stem)).collect();
     let baseline = timed("access/loop");
@@ -205,15 +222,21 @@ pub fn measure(root: &Path, tools: &Tools) -> Round {
                 .into_iter()
                 .zip(&baseline)
                 .map(|(time, baseline)| Ok((time? - baseline.clone()?) / ACCESS_COUNT));
-            [(); 3].map(|()| per_access.next().unwrap_or_else(|| Err("not run".to_owned())))
+            std::array::from_fn(|_| per_access.next().unwrap_or_else(|| Err("not run".to_owned())))
         })
         .collect();
     let scaling = SCALING
         .iter()
         .map(|(program, _)| {
             eprintln!("    {program}");
-            let (seconds, _) = tools.time(Tool::Nabla, &dir.join(program))?;
-            Ok(seconds - empty[0].clone()?)
+            let nablas = lineup.iter().filter(|(tool, _)| tool.extension() == "nb");
+            let mut cells: Cells = std::array::from_fn(|_| Err("not run".to_owned()));
+            for tool in nablas {
+                let time = tools.time(tool, &dir.join(program));
+                cells[tool.0 as usize] =
+                    time.and_then(|(seconds, _)| Ok(seconds - empty[tool.0 as usize].clone()?));
+            }
+            cells
         })
         .collect();
     Round { programs, accesses, scaling }
@@ -257,7 +280,7 @@ fn time_cell(time: &Result<f64, String>) -> String {
     }
 }
 
-fn geometric_mean(values: &[f64]) -> Option<f64> {
+pub fn geometric_mean(values: &[f64]) -> Option<f64> {
     (!values.is_empty())
         .then(|| (values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64).exp())
 }
@@ -270,6 +293,34 @@ fn target_cell(ratio: Option<f64>, target: f64) -> String {
     }
 }
 
+/// The lines of `cargo xtask bench --baseline`'s table for one round run with [`Tool::Nabla`] and
+/// [`Tool::Baseline`]: each program (the lines of the geometric mean, as on the page), each
+/// element access and each size of the quicksort, the same figure of both binaries.
+pub fn baseline_lines(round: &Round) -> Vec<baseline::Line> {
+    let (this, other) = (Tool::Nabla as usize, Tool::Baseline as usize);
+    let line = |label: String, cells: &Cells, in_mean| baseline::Line {
+        label,
+        unit: baseline::Unit::Seconds,
+        this: cells[this].clone(),
+        baseline: cells[other].clone(),
+        in_mean,
+    };
+    let programs = PROGRAMS
+        .iter()
+        .zip(&round.programs)
+        .map(|((stem, what), cells)| line(format!("`{stem}`: {what}"), cells, true));
+    let accesses = ACCESSES.iter().zip(&round.accesses).map(|((_, what), cells)| {
+        line(format!("element access: {what}, per access"), cells, false)
+    });
+    let scaling = SCALING.iter().zip(&round.scaling).map(|((_, n), cells)| {
+        line(format!("recursive in-place quicksort of {n:.0} elements"), cells, false)
+    });
+    programs.chain(accesses).chain(scaling).collect()
+}
+
+/// The tools of the page's table, in its columns' order: Nabla's figures are `cells[0]`.
+const PAGE_TOOLS: [Tool; 3] = [Tool::Nabla, Tool::CPython, Tool::Lua];
+
 /// The suite's section from its rounds.
 pub fn section(rounds: &[Round], measured: &str) -> String {
     let mut text = format!("## Interpreter (issue 23)\n\n{measured}\n\n");
@@ -280,8 +331,10 @@ pub fn section(rounds: &[Round], measured: &str) -> String {
     let mut versus = [Vec::new(), Vec::new()];
     let mut per_round = vec![[Vec::new(), Vec::new()]; rounds.len()];
     for (index, (stem, what)) in PROGRAMS.iter().enumerate() {
-        let cells: Vec<Result<f64, String>> = (0..3)
-            .map(|tool| {
+        let cells: Vec<Result<f64, String>> = PAGE_TOOLS
+            .iter()
+            .map(|&tool| {
+                let tool = tool as usize;
                 median_of(
                     &rounds.iter().map(|round| &round.programs[index][tool]).collect::<Vec<_>>(),
                 )
@@ -293,6 +346,7 @@ pub fn section(rounds: &[Round], measured: &str) -> String {
             time_cell(&cells[1]),
             time_cell(&cells[2])
         );
+        // CPython's and Lua's numbers, as tools and as columns of `cells` alike.
         for (k, reference) in [1, 2].into_iter().enumerate() {
             let measured: Vec<(f64, f64)> = rounds
                 .iter()
@@ -351,8 +405,10 @@ pub fn section(rounds: &[Round], measured: &str) -> String {
          |---|---|---|---|---|\n",
     );
     for (index, (_, what)) in ACCESSES.iter().enumerate() {
-        let cells: Vec<Result<f64, String>> = (0..3)
-            .map(|tool| {
+        let cells: Vec<Result<f64, String>> = PAGE_TOOLS
+            .iter()
+            .map(|&tool| {
+                let tool = tool as usize;
                 median_of(
                     &rounds.iter().map(|round| &round.accesses[index][tool]).collect::<Vec<_>>(),
                 )
@@ -383,7 +439,10 @@ pub fn section(rounds: &[Round], measured: &str) -> String {
          \"below the noise\" when that difference came out at zero or less.\n\n",
     );
     let sizes: Vec<Result<f64, String>> = (0..SCALING.len())
-        .map(|k| median_of(&rounds.iter().map(|round| &round.scaling[k]).collect::<Vec<_>>()))
+        .map(|k| {
+            let nabla = Tool::Nabla as usize;
+            median_of(&rounds.iter().map(|round| &round.scaling[k][nabla]).collect::<Vec<_>>())
+        })
         .collect();
     text.push_str("| recursive in-place quicksort | Nabla | growth |\n|---|---|---|\n");
     for (k, (_, n)) in SCALING.iter().enumerate() {
