@@ -125,7 +125,7 @@ impl Nabla {
         eprintln!("    {} run {shown}bench/{file}", self.name);
         let result = self.measure(&root.join("bench").join(file), flags);
         if let Err(err) = &result {
-            eprintln!("    bench/{file}: {err}");
+            eprintln!("    {} bench/{file}: {err}", self.name);
         }
         self.cache.insert((file, flags), result.clone());
         result
@@ -187,7 +187,10 @@ impl Nabla {
         if !status.success() {
             let stderr = fs::read_to_string(&errors).unwrap_or_default();
             let first = stderr.lines().find(|line| !line.trim().is_empty()).unwrap_or("");
-            return Err(format!("failed ({status}): {}", first.trim()));
+            return Err(match first.trim() {
+                "" => format!("failed ({status})"),
+                first => format!("failed ({status}): {first}"),
+            });
         }
         let text = fs::read_to_string(out)
             .map_err(|err| format!("no timings file {}: {err}", out.display()))?;

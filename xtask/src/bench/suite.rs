@@ -162,7 +162,10 @@ impl Tools {
         if !status.success() {
             let stderr = String::from_utf8_lossy(&output.stderr);
             let first = stderr.lines().find(|line| !line.trim().is_empty()).unwrap_or("");
-            return Err(format!("failed ({status}): {}", first.trim()));
+            return Err(match first.trim() {
+                "" => format!("failed ({status})"),
+                first => format!("failed ({status}): {first}"),
+            });
         }
         Ok((seconds, String::from_utf8_lossy(&output.stdout).trim().to_owned()))
     }
