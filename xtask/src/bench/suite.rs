@@ -213,7 +213,7 @@ pub fn measure(root: &Path, tools: &Tools) -> Round {
             }
             Ok(seconds - empty[*tool as usize].clone()?)
         });
-        cells(lineup, figures.collect::<Vec<_>>())
+        cells(lineup, figures)
     };
     let programs = PROGRAMS.iter().map(|(stem, _)| timed(stem)).collect();
     let baseline = timed("access/loop");
@@ -232,14 +232,14 @@ pub fn measure(root: &Path, tools: &Tools) -> Round {
         .iter()
         .map(|(program, _)| {
             eprintln!("    {program}");
-            let nablas = lineup.iter().filter(|(tool, _)| tool.extension() == "nb");
-            let mut cells: Cells = std::array::from_fn(|_| Err("not run".to_owned()));
-            for tool in nablas {
-                let time = tools.time(tool, &dir.join(program));
-                cells[tool.0 as usize] =
-                    time.and_then(|(seconds, _)| Ok(seconds - empty[tool.0 as usize].clone()?));
-            }
-            cells
+            let figures = lineup.iter().map(|tool| {
+                if tool.0.extension() != "nb" {
+                    return Err("not run".to_owned());
+                }
+                let (seconds, _) = tools.time(tool, &dir.join(program))?;
+                Ok(seconds - empty[tool.0 as usize].clone()?)
+            });
+            cells(lineup, figures)
         })
         .collect();
     Round { programs, accesses, scaling }
@@ -469,4 +469,43 @@ pub fn section(rounds: &[Round], measured: &str) -> String {
          when no call copies the tensor.\n",
     );
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whichever tool runs first, its figures land in its own cell.
+    #[test]
+    fn cells_follow_the_tools_not_the_order_they_ran_in() {
+        let lineup =
+            [(Tool::Baseline, PathBuf::from("old/nabla")), (Tool::Nabla, PathBuf::from("nabla"))];
+        let placed = cells(&lineup, [Ok(2.0), Ok(1.0)]);
+        assert_eq!(placed[Tool::Nabla as usize], Ok(1.0));
+        assert_eq!(placed[Tool::Baseline as usize], Ok(2.0));
+        assert_eq!(placed[Tool::Lua as usize], Err("not run".to_owned()));
+    }
+
+    #[test]
+    fn baseline_lines_pair_the_two_binaries() {
+        let pair = |this: f64, baseline: f64| {
+            let lineup =
+                [(Tool::Nabla, PathBuf::from("nabla")), (Tool::Baseline, PathBuf::from("old"))];
+            cells(&lineup, [Ok(this), Ok(baseline)])
+        };
+        let round = Round {
+            programs: PROGRAMS.iter().map(|_| pair(1.0, 2.0)).collect(),
+            accesses: ACCESSES.iter().map(|_| pair(5e-9, 3e-7)).collect(),
+            scaling: SCALING.iter().map(|_| pair(0.2, 7.0)).collect(),
+        };
+        let lines = baseline_lines(&round);
+        assert_eq!(lines.len(), PROGRAMS.len() + ACCESSES.len() + SCALING.len());
+        assert_eq!(lines[0].label, "`fib`: recursive Fibonacci, `fib(32)`");
+        assert_eq!((lines[0].this.clone(), lines[0].baseline.clone()), (Ok(1.0), Ok(2.0)));
+        assert_eq!(lines.iter().filter(|line| line.in_mean).count(), PROGRAMS.len());
+        let access = &lines[PROGRAMS.len()];
+        assert_eq!(access.label, "element access: read `s += t[j]`, per access");
+        assert!(!access.in_mean);
+        assert_eq!(lines.last().unwrap().label, "recursive in-place quicksort of 1000000 elements");
+    }
 }
