@@ -39,6 +39,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("insertion_sort", "insertion sort of 3,000 numbers from an LCG"),
     ("heap_sort", "heap sort of 10^5 numbers, sift-down in a function"),
     ("quicksort", "recursive in-place quicksort of 2·10^5 numbers"),
+    ("bst", "binary search tree of 10^5 numbers in a record, recursive in-order walk"),
 ];
 
 /// The element accesses of `access/`, each against `loop`.
@@ -400,8 +401,9 @@ pub fn section(rounds: &[Round], measured: &str) -> String {
          to run an empty program, and the median of the rounds' figures. Ratios are Nabla's time \
          over the reference's (below 1, Nabla is faster), with their range over the rounds; the \
          targets apply to the geometric means. The three versions of a program compute the same \
-         thing the same way (arrays are Nabla tensors, Python lists, Lua tables) and must print \
-         the same result.\n\n",
+         thing the same way (arrays are Nabla tensors, Python lists, Lua tables; `bst`'s record is \
+         a Python object and a Lua table holding its three arrays) and must print the same \
+         result.\n\n",
     );
     text.push_str(
         "| element access, 10^7 in a loop | Nabla | CPython list | Lua table | goal |\n\
