@@ -9,8 +9,8 @@ use hir::{
 
 use super::{Dest, Number, Pending, Place, Result, UnitLowerer, shape_proven};
 use crate::code::{
-    BuiltinCall, Callable, CastKind, CheckContext, Cmp, DimSpec, IndexChain, IndexEntry, Instr,
-    IntOp, NO_SLOT, Operand, ShapeCheck, Slot,
+    ArgRange, BuiltinCall, Callable, CastKind, CheckContext, Cmp, DimSpec, IndexChain, IndexEntry,
+    Instr, IntOp, NO_SLOT, Operand, ShapeCheck, Slot,
 };
 use crate::value::Value;
 use tensor::{BinaryOp, Tensor, UnaryOp};
@@ -923,9 +923,10 @@ impl UnitLowerer<'_, '_> {
     /// sharing it. The callee then holds the only reference, and its writes into the parameter go
     /// in place (copy on write copies only a value that something else can still observe). The
     /// value emitted from `start` on must end with the call writing `slot` (directly, or through
-    /// a temporary moved into it), and the variable must be read once among the arguments.
+    /// a temporary moved into it), and the variable must be read once among the arguments. A
+    /// record variable `r = f(..., r, ...)` moves each of its leaves alike (`record_assign`).
     fn move_rebound_argument(&mut self, start: usize, slot: Slot) {
-        let result = match self.code.get(start..) {
+        let args = match self.code.get(start..) {
             Some([.., Instr::Call { dst, args, .. }]) if *dst == slot => *args,
             Some([.., Instr::Call { dst, args, .. }, Instr::Copy { dst: to, src }])
                 if *to == slot && src.is_take() && src.slot() == *dst =>
@@ -934,8 +935,14 @@ impl UnitLowerer<'_, '_> {
             }
             _ => return,
         };
+        self.move_argument(args, slot);
+    }
+
+    /// Makes the argument among `args` that reads `slot` take it, when it is the only one that
+    /// reads it: the caller has seen to it that the call's result overwrites `slot`.
+    fn move_argument(&mut self, args: ArgRange, slot: Slot) {
         let Some(operands) =
-            self.args.get_mut(result.start as usize..(result.start + result.len) as usize)
+            self.args.get_mut(args.start as usize..(args.start + args.len) as usize)
         else {
             return;
         };
@@ -1010,7 +1017,20 @@ impl UnitLowerer<'_, '_> {
         let value_ty = match op {
             None => {
                 // Built in temporaries first: the value may read the record it replaces.
+                let start = self.code.len();
                 let operand = self.value_as(value, &target_ty, Dest::Any, Some(span))?;
+                let is_field = matches!(self.body.exprs[target], Expr::Field { .. });
+                if !is_field
+                    && operand.is_take()
+                    && let Some([.., Instr::Call { dst, args, .. }]) = self.code.get(start..)
+                    && *dst == operand.slot()
+                {
+                    // `r = f(..., r, ...)`: the call's result replaces every leaf of `r`.
+                    let args = *args;
+                    for leaf in 0..self.width(&target_ty) {
+                        self.move_argument(args, slot + leaf);
+                    }
+                }
                 self.place_value_in(operand, &target_ty, Dest::Slot(slot), span);
                 self.ty(value)
             }
