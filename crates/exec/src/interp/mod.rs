@@ -1524,6 +1524,30 @@ impl<'p, 'o> Machine<'p, 'o> {
                         }
                         break 'run operands.first().copied();
                     }
+                    // `(int)` of a float and `(float)` of an int; the other casts, and a float
+                    // outside the range of an `int` (the error to report), take the general path.
+                    Instr::Cast { kind, dst, a } => {
+                        // SAFETY: `a` is a slot of the frame (`Program::verify`), read before
+                        // `dst` is written.
+                        match (kind, unsafe { &*regs.add(a.slot() as usize) }) {
+                            (CastKind::Int, &Value::Float(x))
+                                if (-INT_LIMIT..INT_LIMIT).contains(&x) =>
+                            {
+                                // SAFETY: `dst` is a slot of the frame (`Program::verify`).
+                                set_int(unsafe { reg(regs, *dst) }, x as i64)
+                            }
+                            (CastKind::Float, &Value::Int(n)) => {
+                                // SAFETY: `dst` is a slot of the frame (`Program::verify`).
+                                set_float(unsafe { reg(regs, *dst) }, n as f64)
+                            }
+                            _ => {
+                                if let Err(error) = self.step(unit, base, pc, instr) {
+                                    fail!(self, error, pc);
+                                }
+                                regs = self.frame_regs(base);
+                            }
+                        }
+                    }
                     Instr::ReturnIfIntCmpImm { op, a, imm, src } => {
                         // SAFETY: `a` is a slot of the frame (`Program::verify`).
                         let Some(x) = int_of(unsafe { reg(regs, *a) }) else {
@@ -2267,11 +2291,13 @@ fn number_of(value: &Value) -> Result<f64, RuntimeError> {
     }
 }
 
+/// 2^63, exactly representable: every float below it in magnitude truncates into an `i64`, and
+/// `x as i64` of such a float is C's truncation toward zero.
+const INT_LIMIT: f64 = 9_223_372_036_854_775_808.0;
+
 /// A float truncated toward zero, as C converts it; NaN and values out of range are errors.
 fn float_to_int(x: f64) -> Result<i64, RuntimeError> {
-    // 2^63 is exactly representable; every float below it in magnitude truncates into range.
-    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
-    if !(-LIMIT..LIMIT).contains(&x) {
+    if !(-INT_LIMIT..INT_LIMIT).contains(&x) {
         return Err(RuntimeError::new(
             Code::IntConversion,
             format!(

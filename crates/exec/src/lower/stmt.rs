@@ -392,16 +392,21 @@ impl UnitLowerer<'_, '_> {
                 }
             }
             None => {
-                let kind = match &declared {
-                    Ty::Int => ZeroKind::Int,
-                    Ty::Float => ZeroKind::Float,
-                    Ty::Bool => ZeroKind::Bool,
-                    Ty::Char => ZeroKind::Char,
-                    Ty::Tensor(_) => ZeroKind::Tensor(self.decl_dims(local)?.into_boxed_slice()),
+                let zero = |kind| Instr::Zero { dst: slot, kind: Box::new(kind) };
+                let instr = match &declared {
+                    // Loaded as a literal is, on the interpreter's fast path: `int child;` in a
+                    // loop took the general path at every iteration.
+                    Ty::Int => Instr::LoadInt { dst: slot, value: 0 },
+                    Ty::Float => Instr::LoadFloat { dst: slot, value: 0.0 },
+                    Ty::Bool => zero(ZeroKind::Bool),
+                    Ty::Char => zero(ZeroKind::Char),
+                    Ty::Tensor(_) => {
+                        zero(ZeroKind::Tensor(self.decl_dims(local)?.into_boxed_slice()))
+                    }
                     Ty::Record(_) => return self.record_zeros(local, place, slot, span),
                     _ => return Err(self.internal("a declaration of this type", span)),
                 };
-                self.emit(Instr::Zero { dst: slot, kind: Box::new(kind) }, span);
+                self.emit(instr, span);
             }
         }
         let init_ty = init.map(|init| self.ty(init));
