@@ -306,12 +306,8 @@ pub fn run(root: &Path, options: &Options, path: &Path) -> Result<(), String> {
                 suite::baseline_lines(&suite::measure(root, &tools))
             })
             .collect();
-        let section = section(
-            "Interpreter (issue 23)",
-            &measured,
-            &rounds,
-            "the twelve programs, the suite's figure",
-        );
+        let mean = format!("the {} programs, the suite's figure", suite::PROGRAMS.len());
+        let section = section("Interpreter (issue 23)", &measured, &rounds, &mean);
         print!("\n{section}");
         text.push_str(&format!("\n{section}"));
     }
