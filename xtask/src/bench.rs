@@ -416,9 +416,10 @@ fn machine_description() -> String {
         .collect();
     let cpu = if vector.is_empty() { cpu } else { format!("{cpu} ({})", vector.join(", ")) };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let memory = field(&fs::read_to_string("/proc/meminfo").unwrap_or_default(), "MemTotal", ':')
-        .and_then(|kb| kb.trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or_else(|| "unknown".to_owned(), |kb| format!("{:.1} GiB", kb / 1024.0 / 1024.0));
+    let memory = memory_bytes().map_or_else(
+        || "unknown".to_owned(),
+        |bytes| format!("{:.1} GiB", bytes as f64 / 1024.0 / 1024.0 / 1024.0),
+    );
     let os = field(&fs::read_to_string("/etc/os-release").unwrap_or_default(), "PRETTY_NAME", '=')
         .map(|name| name.trim_matches('"').to_owned())
         .unwrap_or_else(|| "unknown OS".to_owned());
@@ -435,6 +436,13 @@ fn machine_description() -> String {
          - Compiler: {rustc}\n- BLAS kernel: {coretype}",
         kernel.trim()
     )
+}
+
+/// The machine's memory (`MemTotal` of /proc/meminfo), in bytes.
+pub fn memory_bytes() -> Option<u64> {
+    field(&fs::read_to_string("/proc/meminfo").unwrap_or_default(), "MemTotal", ':')
+        .and_then(|kb| kb.trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb.saturating_mul(1024))
 }
 
 /// The value of the first `key<sep>value` line of `text`.

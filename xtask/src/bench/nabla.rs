@@ -159,7 +159,9 @@ impl Nabla {
         let errors = self.scratch.join("stderr.txt");
         let stderr = fs::File::create(&errors)
             .map_err(|err| format!("cannot create {}: {err}", errors.display()))?;
-        let mut child = Command::new(&self.binary)
+        let mut command = Command::new(&self.binary);
+        cap_memory(&mut command);
+        let mut child = command
             .arg("run")
             .arg("--timings-json")
             .arg(out)
@@ -205,6 +207,26 @@ impl Nabla {
     }
 }
 
+/// Caps the address space of a `nabla` process that `command` starts at half of the machine's
+/// memory. A build that grows without bound (an older one that `--baseline` runs copied a tensor
+/// on every element write and reached 24 GB) then fails its allocation and its row reports the
+/// failure, instead of the kernel's out-of-memory killer stopping it or another process. The
+/// largest benchmark takes well under 1 GB.
+pub fn cap_memory(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    let Some(bytes) = crate::bench::memory_bytes().map(|total| total / 2) else { return };
+    let limit = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+    // SAFETY: the closure runs in the child between `fork` and `exec`, where only
+    // async-signal-safe functions may be called: it calls `setrlimit` (one system call) on a
+    // value copied in before the fork, and allocates nothing.
+    unsafe {
+        command.pre_exec(move || match libc::setrlimit(libc::RLIMIT_AS, &limit) {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        });
+    }
+}
+
 /// Whether the binary knows `run` yet: `nabla run --help` fails while it does not.
 fn has_run_command(binary: &Path) -> bool {
     Command::new(binary)
@@ -228,6 +250,16 @@ pub fn median(values: &mut [f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::median;
+
+    #[test]
+    fn a_capped_process_has_half_the_memory_as_its_address_space() {
+        let mut command = std::process::Command::new("sh");
+        super::cap_memory(&mut command);
+        let output = command.args(["-c", "ulimit -v"]).output().unwrap();
+        let kilobytes = String::from_utf8(output.stdout).unwrap();
+        let half = crate::bench::memory_bytes().unwrap() / 2;
+        assert_eq!(kilobytes.trim(), (half / 1024).to_string());
+    }
 
     #[test]
     fn a_binary_without_run_is_told_apart() {

@@ -104,6 +104,7 @@ impl Tools {
         let mut command = Command::new(binary);
         match tool {
             Tool::Nabla | Tool::Baseline => {
+                super::nabla::cap_memory(&mut command);
                 command.arg("run");
             }
             Tool::CPython => {
