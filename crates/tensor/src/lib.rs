@@ -266,7 +266,20 @@ impl Tensor {
 
     /// The elements in row-major logical order.
     pub fn to_vec(&self) -> Vec<f64> {
-        self.array.iter().copied().collect()
+        let mut values = Vec::with_capacity(self.array.len());
+        self.append_to(&mut values);
+        values
+    }
+
+    /// Appends the elements to `values` in row-major logical order: a row-major tensor (the
+    /// common case) as one block copy, any other layout element by element. Element by element
+    /// through ndarray's iterator costs about 20-40 instructions an element, so `vmap`'s
+    /// stacking of 10^4 gradients of 64x32 spent 800 M instructions there.
+    pub fn append_to(&self, values: &mut Vec<f64>) {
+        match self.array.as_slice() {
+            Some(row_major) => values.extend_from_slice(row_major),
+            None => values.extend(self.array.iter().copied()),
+        }
     }
 
     /// The underlying shared array.
@@ -345,6 +358,18 @@ mod tests {
         assert_eq!(Tensor::arange(0).unwrap().shape(), [0]);
         let matrix = Tensor::from_vec(&[2, 3], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
         assert_eq!((matrix.shape(), matrix.rank(), matrix.len()), (&[2, 3][..], 2, 6));
+    }
+
+    #[test]
+    fn elements_come_out_in_row_major_order_whatever_the_layout() {
+        let matrix = Tensor::from_vec(&[2, 3], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+        // The transpose is a view with reversed strides: not one block.
+        let transposed = transpose(&matrix);
+        assert_eq!(transposed.to_vec(), [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+        let mut values = vec![0.0];
+        matrix.append_to(&mut values);
+        transposed.append_to(&mut values);
+        assert_eq!(values, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
     }
 
     #[test]

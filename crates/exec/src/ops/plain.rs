@@ -367,7 +367,7 @@ pub(crate) fn stack_many(items: &[Value]) -> Result<Tensor, AdError> {
     for item in items {
         match item.primal() {
             Primal::Tensor(tensor) if tensor.shape() == first_shape.as_slice() => {
-                data.extend(tensor.array().iter().copied());
+                tensor.append_to(&mut data);
             }
             Primal::Tensor(tensor) => {
                 return Err(AdError::from(TensorError::Stack {
