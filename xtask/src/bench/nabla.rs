@@ -211,7 +211,7 @@ impl Nabla {
 /// memory. A build that grows without bound (an older one that `--baseline` runs copied a tensor
 /// on every element write and reached 24 GB) then fails its allocation and its row reports the
 /// failure, instead of the kernel's out-of-memory killer stopping it or another process. The
-/// largest benchmark takes well under 1 GB.
+/// largest peak that docs/performance.md reports is 247 MB.
 pub fn cap_memory(command: &mut Command) {
     use std::os::unix::process::CommandExt;
     let Some(bytes) = crate::bench::memory_bytes().map(|total| total / 2) else { return };
