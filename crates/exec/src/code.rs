@@ -810,9 +810,9 @@ pub enum Instr {
         slot: Slot,
         check: u32,
     },
-    /// The zero of a declared type: `false`, `'\0'`, zeros of a shape, or the `0` or `0.0` of a
-    /// record's scalar field (a variable declared `int` or `float` without a value loads its zero
-    /// as a literal does, [`Instr::LoadInt`], [`Instr::LoadFloat`]).
+    /// The zero of a declared type: `false`, `'\0'` or zeros of a shape (a variable or record
+    /// field declared `int` or `float` without a value loads its zero as a literal does,
+    /// [`Instr::LoadInt`], [`Instr::LoadFloat`]).
     Zero {
         dst: Slot,
         kind: Box<ZeroKind>,
@@ -843,8 +843,6 @@ impl ArgRange {
 /// The value of a declaration without an initializer.
 #[derive(Clone, Debug)]
 pub enum ZeroKind {
-    Int,
-    Float,
     Bool,
     Char,
     Tensor(Box<[DimSpec]>),

@@ -328,8 +328,6 @@ impl fmt::Display for Disassembled<'_> {
             }
             Instr::Zero { dst, kind } => {
                 let kind = match &**kind {
-                    ZeroKind::Int => "int",
-                    ZeroKind::Float => "float",
                     ZeroKind::Bool => "bool",
                     ZeroKind::Char => "char",
                     ZeroKind::Tensor(_) => "tensor",

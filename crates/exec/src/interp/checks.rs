@@ -366,8 +366,6 @@ impl Machine<'_, '_> {
     /// The value of a declaration without an initializer.
     pub(super) fn zero(&self, base: usize, kind: &ZeroKind) -> Result<Value, RuntimeError> {
         Ok(match kind {
-            ZeroKind::Int => Value::Int(0),
-            ZeroKind::Float => Value::Float(0.0),
             ZeroKind::Bool => Value::Bool(false),
             ZeroKind::Char => Value::Char(0),
             ZeroKind::Tensor(dims) => {

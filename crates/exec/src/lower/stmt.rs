@@ -392,19 +392,14 @@ impl UnitLowerer<'_, '_> {
                 }
             }
             None => {
-                let zero = |kind| Instr::Zero { dst: slot, kind: Box::new(kind) };
                 let instr = match &declared {
-                    // Loaded as a literal is, on the interpreter's fast path: `int child;` in a
-                    // loop took the general path at every iteration.
-                    Ty::Int => Instr::LoadInt { dst: slot, value: 0 },
-                    Ty::Float => Instr::LoadFloat { dst: slot, value: 0.0 },
-                    Ty::Bool => zero(ZeroKind::Bool),
-                    Ty::Char => zero(ZeroKind::Char),
-                    Ty::Tensor(_) => {
-                        zero(ZeroKind::Tensor(self.decl_dims(local)?.into_boxed_slice()))
-                    }
+                    Ty::Tensor(_) => Instr::Zero {
+                        dst: slot,
+                        kind: Box::new(ZeroKind::Tensor(self.decl_dims(local)?.into_boxed_slice())),
+                    },
                     Ty::Record(_) => return self.record_zeros(local, place, slot, span),
-                    _ => return Err(self.internal("a declaration of this type", span)),
+                    scalar => scalar_zero(scalar, slot)
+                        .ok_or_else(|| self.internal("a declaration of this type", span))?,
                 };
                 self.emit(instr, span);
             }
@@ -546,20 +541,18 @@ impl UnitLowerer<'_, '_> {
     ) -> Result<()> {
         let declared = self.infer.type_of_local(local).clone();
         for (i, leaf) in hir::leaves(self.db(), &declared).into_iter().enumerate() {
-            let kind = match &leaf.ty {
-                Ty::Int => ZeroKind::Int,
-                Ty::Float => ZeroKind::Float,
-                Ty::Bool => ZeroKind::Bool,
-                Ty::Char => ZeroKind::Char,
+            let dst = slot + i as u32;
+            let instr = match &leaf.ty {
                 Ty::Tensor(shape) => {
                     let dims = shape.dims().unwrap_or(&[]);
                     let specs =
                         dims.iter().map(|dim| self.dim_spec(dim)).collect::<Result<Vec<_>>>()?;
-                    ZeroKind::Tensor(specs.into_boxed_slice())
+                    Instr::Zero { dst, kind: Box::new(ZeroKind::Tensor(specs.into_boxed_slice())) }
                 }
-                _ => return Err(self.internal("a record field of this type", span)),
+                scalar => scalar_zero(scalar, dst)
+                    .ok_or_else(|| self.internal("a record field of this type", span))?,
             };
-            self.emit(Instr::Zero { dst: slot + i as u32, kind: Box::new(kind) }, span);
+            self.emit(instr, span);
         }
         self.finish_decl(local, place, slot, None, span)
     }
@@ -787,4 +780,18 @@ impl UnitLowerer<'_, '_> {
         self.emit(Instr::Builtin { dst: NO_SLOT, call: Box::new(call) }, span);
         Ok(())
     }
+}
+
+/// The instruction that gives a scalar declared without a value its zero: `int` and `float` load
+/// theirs as a literal does, on the interpreter's fast path (`int child;` in a loop took the
+/// general path at every iteration); `None` for a type that is not a scalar.
+fn scalar_zero(ty: &Ty, dst: crate::code::Slot) -> Option<Instr> {
+    let zero = |kind| Instr::Zero { dst, kind: Box::new(kind) };
+    Some(match ty {
+        Ty::Int => Instr::LoadInt { dst, value: 0 },
+        Ty::Float => Instr::LoadFloat { dst, value: 0.0 },
+        Ty::Bool => zero(ZeroKind::Bool),
+        Ty::Char => zero(ZeroKind::Char),
+        _ => return None,
+    })
 }
