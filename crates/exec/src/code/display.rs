@@ -61,7 +61,7 @@ struct Disassembled<'a> {
 }
 
 fn slot(slot: Slot) -> String {
-    format!("%{slot}")
+    format!("%{}", slot.index())
 }
 
 fn operand(operand: Operand) -> String {

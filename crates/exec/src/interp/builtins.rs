@@ -21,7 +21,7 @@ impl Machine<'_, '_> {
     /// A value's numbers as a tensor: a tensor's, or a number's as a rank-0 tensor (what a
     /// picture draws and `save` writes).
     fn tensor_data(&self, base: usize, operand: Operand) -> Tensor {
-        let x = &self.stack[base + operand.slot() as usize];
+        let x = &self.stack[base + operand.slot().index() as usize];
         match x.primal() {
             Primal::Tensor(tensor) => tensor.clone(),
             _ => Tensor::scalar(x.as_f64().unwrap_or(0.0)),
@@ -80,7 +80,7 @@ impl Machine<'_, '_> {
             }
             BuiltinCall::Reshape { x, dims, written } => {
                 let extents = self.ints_arg(base, dims)?;
-                let value = &self.stack[base + x.slot() as usize];
+                let value = &self.stack[base + x.slot().index() as usize];
                 let from = value.shape();
                 let shape = tensor::reshape_extents(from, &extents)?;
                 let len = value.len();
@@ -125,17 +125,17 @@ impl Machine<'_, '_> {
             }
             BuiltinCall::ShapeOf { x, axis } => {
                 let axis = self.int_at(base, *axis)?;
-                let x = &self.stack[base + x.slot() as usize];
+                let x = &self.stack[base + x.slot().index() as usize];
                 let rank = x.shape().len();
                 let resolved = tensor::normalize_axis(axis, rank)?;
                 Value::Int(x.shape()[resolved] as i64)
             }
             BuiltinCall::Rank(x) => {
-                Value::Int(self.stack[base + x.slot() as usize].shape().len() as i64)
+                Value::Int(self.stack[base + x.slot().index() as usize].shape().len() as i64)
             }
             BuiltinCall::All(x) | BuiltinCall::Any(x) => {
                 let all = matches!(call, BuiltinCall::All(_));
-                let x = &self.stack[base + x.slot() as usize];
+                let x = &self.stack[base + x.slot().index() as usize];
                 Value::Bool(match x.primal() {
                     Primal::Tensor(tensor) if all => tensor::all(tensor),
                     Primal::Tensor(tensor) => tensor::any(tensor),
@@ -189,7 +189,8 @@ impl Machine<'_, '_> {
                                         line.push_str(&super::format::fill_text(spec, text));
                                     }
                                     FormatPiece::Value(operand, spec) => {
-                                        let value = &self.stack[base + operand.slot() as usize];
+                                        let value =
+                                            &self.stack[base + operand.slot().index() as usize];
                                         let column = line
                                             .rsplit('\n')
                                             .next()
@@ -206,7 +207,7 @@ impl Machine<'_, '_> {
                             }
                         }
                         PrintItem::Value(operand) => {
-                            let value = &self.stack[base + operand.slot() as usize];
+                            let value = &self.stack[base + operand.slot().index() as usize];
                             match value.as_tensor() {
                                 Some(tensor) => {
                                     // Continued lines line up under the tensor's first bracket.
@@ -245,7 +246,7 @@ impl Machine<'_, '_> {
                     PrintOptionsArgs::Values(values) => {
                         let values: Vec<Value> = values
                             .iter()
-                            .map(|&v| self.stack[base + v.slot() as usize].clone())
+                            .map(|&v| self.stack[base + v.slot().index() as usize].clone())
                             .collect();
                         print_options_from(self.print_options, &values)?
                     }
@@ -313,7 +314,7 @@ impl Machine<'_, '_> {
                 Value::Int(0)
             }
             BuiltinCall::GradOf(x) => {
-                let x = &self.stack[base + x.slot() as usize];
+                let x = &self.stack[base + x.slot().index() as usize];
                 self.tape.grad_of(x)?
             }
             BuiltinCall::StopGradient(x) => match self.fetch(base, *x).detach() {
@@ -321,7 +322,7 @@ impl Machine<'_, '_> {
                 constant => constant,
             },
             BuiltinCall::Assert { cond, message } => {
-                let truth = self.stack[base + cond.slot() as usize].truth();
+                let truth = self.stack[base + cond.slot().index() as usize].truth();
                 if truth != Some(true) {
                     let message = match message {
                         Some(message) => format!("assertion failed: {message}"),
@@ -332,8 +333,8 @@ impl Machine<'_, '_> {
                 Value::Int(0)
             }
             BuiltinCall::AssertEq { a, b, text } => {
-                let a = &self.stack[base + a.slot() as usize];
-                let b = &self.stack[base + b.slot() as usize];
+                let a = &self.stack[base + a.slot().index() as usize];
+                let b = &self.stack[base + b.slot().index() as usize];
                 if let Some(failure) = equality_failure(a, b, text) {
                     return Err(failure);
                 }
@@ -341,15 +342,15 @@ impl Machine<'_, '_> {
             }
             BuiltinCall::AssertClose { a, b, rtol, atol, text } => {
                 let rtol = match rtol {
-                    Some(r) => self.stack[base + r.slot() as usize].as_f64().unwrap_or(0.0),
+                    Some(r) => self.stack[base + r.slot().index() as usize].as_f64().unwrap_or(0.0),
                     None => 1e-6,
                 };
                 let atol = match atol {
-                    Some(r) => self.stack[base + r.slot() as usize].as_f64().unwrap_or(0.0),
+                    Some(r) => self.stack[base + r.slot().index() as usize].as_f64().unwrap_or(0.0),
                     None => 1e-9,
                 };
-                let a = &self.stack[base + a.slot() as usize];
-                let b = &self.stack[base + b.slot() as usize];
+                let a = &self.stack[base + a.slot().index() as usize];
+                let b = &self.stack[base + b.slot().index() as usize];
                 if let Some(failure) = close_failure(a, b, rtol, atol, text)? {
                     return Err(failure);
                 }
@@ -408,7 +409,9 @@ impl Machine<'_, '_> {
                 let values: Vec<Value> = items.iter().map(|&o| self.fetch(base, o)).collect();
                 ops::from_elements(&mut self.tape, shape, values)?
             }
-            BuiltinCall::Sizeof(x) => Value::Int(self.stack[base + x.slot() as usize].len() as i64),
+            BuiltinCall::Sizeof(x) => {
+                Value::Int(self.stack[base + x.slot().index() as usize].len() as i64)
+            }
             BuiltinCall::SizeofDims(dims) => {
                 let shape = self.dims(base, dims)?;
                 let size = shape
@@ -446,14 +449,14 @@ impl Machine<'_, '_> {
                 let current = self.fetch(base, Operand::take(*target));
                 if current.shape() != result.shape() {
                     let message = index_mismatch(name, labels, current.shape(), result.shape());
-                    self.stack[base + *target as usize] = current;
+                    self.stack[base + target.index() as usize] = current;
                     return Err(RuntimeError::new(Code::DeclaredShapeFailure, message));
                 }
                 let updated = match op {
                     IndexAssign::Assign | IndexAssign::Mul => result,
                     IndexAssign::Add => ops::add(&mut self.tape, current, result)?,
                 };
-                self.stack[base + *target as usize] = updated;
+                self.stack[base + target.index() as usize] = updated;
                 Value::Int(0)
             }
         })
@@ -474,7 +477,7 @@ impl Machine<'_, '_> {
         match dims {
             DimsArg::Ints(ints) => ints.iter().map(|&o| self.int_at(base, o)).collect(),
             DimsArg::Tensor(operand) => {
-                let value = &self.stack[base + operand.slot() as usize];
+                let value = &self.stack[base + operand.slot().index() as usize];
                 let numbers: Vec<f64> = match value.primal() {
                     Primal::Tensor(tensor) => tensor.to_vec(),
                     _ => value.as_f64().into_iter().collect(),
@@ -504,7 +507,7 @@ impl Machine<'_, '_> {
                 Ok(tensor::dims_from_i64(&values)?)
             }
             DimsArg::Tensor(operand) => {
-                let value = &self.stack[base + operand.slot() as usize];
+                let value = &self.stack[base + operand.slot().index() as usize];
                 let numbers: Vec<f64> = match value.primal() {
                     Primal::Tensor(tensor) => tensor.to_vec(),
                     _ => value.as_f64().into_iter().collect(),

@@ -4,7 +4,7 @@
 use hir::{Code, SizeError};
 
 use crate::code::{
-    CheckContext, DimSpec, IndexEntry, Operand, ShapeCheck, SizePlace, SizeSpec, SolveSpec,
+    CheckContext, DimSpec, IndexEntry, Operand, ShapeCheck, SizePlace, SizeSpec, Slot, SolveSpec,
     ZeroKind,
 };
 use crate::error::RuntimeError;
@@ -18,14 +18,14 @@ use super::{Machine, int_of};
 impl Machine<'_, '_> {
     /// The integer in a slot (an index, a bound, an extent).
     pub(super) fn int_at(&self, base: usize, operand: Operand) -> Result<i64, RuntimeError> {
-        let value = &self.stack[base + operand.slot() as usize];
+        let value = &self.stack[base + operand.slot().index() as usize];
         int_of(value).ok_or_else(|| super::not_an_integer(value))
     }
 
     /// The value of a shape variable.
     fn place_value(&self, base: usize, place: SizePlace) -> Option<i64> {
         match place {
-            SizePlace::Slot(slot) => int_of(&self.stack[base + slot as usize]),
+            SizePlace::Slot(slot) => int_of(&self.stack[base + slot.index() as usize]),
             SizePlace::Global(global) => {
                 self.globals.get(global as usize).and_then(Option::as_ref).and_then(int_of)
             }
@@ -111,12 +111,12 @@ impl Machine<'_, '_> {
     pub(super) fn check_shape(
         &mut self,
         base: usize,
-        slot: u32,
+        slot: Slot,
         check: &ShapeCheck,
     ) -> Result<(), RuntimeError> {
         // A second handle on the value (a reference count, where copying the shape out would
         // allocate on every call), so that the shape stays readable while sizes are bound.
-        let value = self.stack[base + slot as usize].clone();
+        let value = self.stack[base + slot.index() as usize].clone();
         let shape = value.shape();
         let is_tensor = value.is_tensor();
         if !is_tensor && !check.ranked {
@@ -133,7 +133,7 @@ impl Machine<'_, '_> {
                 let value = extent as i64;
                 match spec {
                     DimSpec::BindSlot(s) => {
-                        self.stack[base + *s as usize] = Value::Int(value);
+                        self.stack[base + s.index() as usize] = Value::Int(value);
                         bound += 1;
                     }
                     DimSpec::BindGlobal(g) => {
@@ -187,7 +187,7 @@ impl Machine<'_, '_> {
 
     fn bind_place(&mut self, base: usize, place: SizePlace, value: i64) {
         match place {
-            SizePlace::Slot(slot) => self.stack[base + slot as usize] = Value::Int(value),
+            SizePlace::Slot(slot) => self.stack[base + slot.index() as usize] = Value::Int(value),
             SizePlace::Global(global) => {
                 if let Some(global) = self.globals.get_mut(global as usize) {
                     *global = Some(Value::Int(value));
@@ -298,7 +298,7 @@ impl Machine<'_, '_> {
             .iter()
             .filter_map(|entry| match *entry {
                 IndexEntry::Indices(operand) | IndexEntry::Mask(operand) => {
-                    Some(self.stack[base + operand.slot() as usize].detach())
+                    Some(self.stack[base + operand.slot().index() as usize].detach())
                 }
                 _ => None,
             })

@@ -37,7 +37,8 @@ use crate::autodiff::{
     self, AdContext, AdError, AdErrorKind, Site, Summary, Tape, TapeGraph, TraceOptions,
 };
 use crate::code::{
-    BuiltinCall, Callable, CastKind, IndexEntry, Instr, IntOp, NO_SLOT, Operand, Program, Unit,
+    BuiltinCall, Callable, CastKind, IndexEntry, Instr, IntOp, NO_SLOT, Operand, Program, Slot,
+    Unit,
 };
 use crate::error::{RuntimeError, StackFrame};
 use crate::graph::{Graph, Node as GraphNodeInfo, NodeKind};
@@ -120,7 +121,7 @@ struct Frame {
     unit: u32,
     base: u32,
     /// The caller's slot for the result.
-    dst: u32,
+    dst: Slot,
     /// Where the caller resumes when this call returns.
     ret: u32,
 }
@@ -241,9 +242,9 @@ fn small_int_of(value: &Value) -> Option<i64> {
 /// SAFETY: `regs` must point at a live frame of at least `slot + 1` values, and no other
 /// reference to that slot may be in use.
 #[inline(always)]
-unsafe fn reg<'a>(regs: *mut Value, slot: u32) -> &'a mut Value {
+unsafe fn reg<'a>(regs: *mut Value, slot: Slot) -> &'a mut Value {
     // SAFETY: the caller's (a live frame of more than `slot` values, no other reference).
-    unsafe { &mut *regs.add(slot as usize) }
+    unsafe { &mut *regs.byte_add(slot.offset()) }
 }
 
 /// The value of an operand: the slot's value taken, or a copy.
@@ -274,9 +275,9 @@ fn transfer(to: &mut Value, from: &mut Value, take: bool) {
 /// SAFETY: as for [`reg`], for slots `0..n_slots`.
 #[inline(always)]
 unsafe fn release(regs: *mut Value, n_slots: u32) {
-    for i in 0..n_slots {
-        // SAFETY: `i` is a slot of the frame (`Program::verify`).
-        let slot = unsafe { reg(regs, i) };
+    // SAFETY: the frame's slots (the caller's), to which no other reference is in use.
+    let frame = unsafe { std::slice::from_raw_parts_mut(regs, n_slots as usize) };
+    for slot in frame {
         if matches!(slot, Value::Tensor(_) | Value::Tracked(_)) {
             *slot = Value::Int(0);
         }
@@ -368,7 +369,8 @@ unsafe fn record_binary(
     b: Operand,
 ) -> Option<Result<(f64, NodeRef), AdError>> {
     // SAFETY: shared reads of the two slots, which end before anything is written.
-    let (x, y) = unsafe { (&*regs.add(a.slot() as usize), &*regs.add(b.slot() as usize)) };
+    let (x, y) =
+        unsafe { (&*regs.byte_add(a.slot().offset()), &*regs.byte_add(b.slot().offset())) };
     let (x, y) = (scalar_part(tape, x, a)?, scalar_part(tape, y, b)?);
     if op.is_comparison() {
         return None;
@@ -391,9 +393,9 @@ fn set_bool(slot: &mut Value, value: bool) {
 ///
 /// SAFETY: as for [`reg`], for the slots `a` and `b`.
 #[inline(always)]
-unsafe fn float_operands(regs: *mut Value, a: u32, b: u32) -> (Option<f64>, Option<f64>) {
+unsafe fn float_operands(regs: *mut Value, a: Slot, b: Slot) -> (Option<f64>, Option<f64>) {
     // SAFETY: shared reads of two slots of the frame (the caller's), which may be the same.
-    let (x, y) = unsafe { (&*regs.add(a as usize), &*regs.add(b as usize)) };
+    let (x, y) = unsafe { (&*regs.byte_add(a.offset()), &*regs.byte_add(b.offset())) };
     match (x, y) {
         (&Value::Float(x), &Value::Float(y)) => (Some(x), Some(y)),
         _ => (x.as_f64(), y.as_f64()),
@@ -427,7 +429,7 @@ unsafe fn chain_indices(
     for entry in chain.iter().flat_map(|bracket| bracket.iter()) {
         let IndexEntry::At(operand) = entry else { return None };
         // SAFETY: `operand` is a slot of the frame (`Program::verify`).
-        *values.get_mut(len)? = int_of(unsafe { &*regs.add(operand.slot() as usize) })?;
+        *values.get_mut(len)? = int_of(unsafe { &*regs.byte_add(operand.slot().offset()) })?;
         len += 1;
     }
     Some((values, len))
@@ -792,7 +794,9 @@ impl<'p, 'o> Machine<'p, 'o> {
     fn keep_entry_variables(&mut self, base: usize) {
         let Some(entry) = &self.program.entry else { return };
         for variable in entry.variables.iter().filter(|v| !v.in_entry) {
-            let Some(value) = self.stack.get(base + variable.slot as usize) else { continue };
+            let Some(value) = self.stack.get(base + variable.slot.index() as usize) else {
+                continue;
+            };
             if variable.fits(value)
                 && let Some(home) = self.globals.get_mut(variable.global as usize)
             {
@@ -1004,13 +1008,13 @@ impl<'p, 'o> Machine<'p, 'o> {
 
     #[inline(always)]
     fn fetch(&mut self, base: usize, operand: Operand) -> Value {
-        let slot = &mut self.stack[base + operand.slot() as usize];
+        let slot = &mut self.stack[base + operand.slot().index() as usize];
         if operand.is_take() { std::mem::replace(slot, Value::Int(0)) } else { slot.clone() }
     }
 
     #[inline(always)]
-    fn set(&mut self, base: usize, slot: u32, value: Value) {
-        self.stack[base + slot as usize] = value;
+    fn set(&mut self, base: usize, slot: Slot, value: Value) {
+        self.stack[base + slot.index() as usize] = value;
     }
 
     /// Remembers where the current frame resumes, so that a stack trace taken during a nested
@@ -1104,7 +1108,7 @@ impl<'p, 'o> Machine<'p, 'o> {
             ($slot:expr) => {
                 // SAFETY: `$slot` is a slot of the frame (`Program::verify`), read before any
                 // slot is written.
-                match unsafe { &*regs.add($slot as usize) } {
+                match unsafe { &*regs.byte_add($slot.offset()) } {
                     &Value::Int(x) => Some(x),
                     _ => None,
                 }
@@ -1142,7 +1146,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                     }
                 } else {
                     // SAFETY: `i` and `j` are slots of the frame (`Program::verify`).
-                    let first = int_of(unsafe { &*regs.add(i as usize) });
+                    let first = int_of(unsafe { &*regs.byte_add(i.offset()) });
                     match first {
                         None => None,
                         Some(first) if j == NO_SLOT => {
@@ -1150,7 +1154,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                             $body
                         }
                         // SAFETY: as above.
-                        Some(first) => match int_of(unsafe { &*regs.add(j as usize) }) {
+                        Some(first) => match int_of(unsafe { &*regs.byte_add(j.offset()) }) {
                             Some(second) => {
                                 let $ix: &[i64] = &[first, second];
                                 $body
@@ -1251,7 +1255,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                         // SAFETY: shared reads of two slots of the frame (`Program::verify`),
                         // which may be the same slot; they end before `dst` is written.
                         let (x, y) = unsafe {
-                            (&*regs.add(a.slot() as usize), &*regs.add(b.slot() as usize))
+                            (&*regs.byte_add(a.slot().offset()), &*regs.byte_add(b.slot().offset()))
                         };
                         if let (&Value::Float(x), &Value::Float(y)) = (x, y) {
                             let z = op.apply(x, y);
@@ -1396,8 +1400,9 @@ impl<'p, 'o> Machine<'p, 'o> {
                                 // SAFETY: the caller's slots are verified; the callee has at least as
                                 // many slots as arguments (verified), and its frame starts after the
                                 // caller's, so the two never overlap.
+                                // The parameters are the callee's first slots.
                                 let (to, from) =
-                                    unsafe { (reg(new_regs, i as u32), reg(regs, arg.slot())) };
+                                    unsafe { (&mut *new_regs.add(i), reg(regs, arg.slot())) };
                                 transfer(to, from, arg.is_take());
                             }
                         });
@@ -1434,7 +1439,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                         }
                         enter!(*callee, *dst, |new_regs: *mut Value, _: *mut Value| {
                             // SAFETY: the callee has a parameter (`Program::verify`).
-                            set_int(unsafe { reg(new_regs, 0) }, value)
+                            set_int(unsafe { &mut *new_regs }, value)
                         });
                         // The base case was tested above and does not hold, so the callee starts
                         // after it (its code has a `Return` after it, so `pc` stays inside).
@@ -1449,7 +1454,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                         // which ends before anything is written.
                         // A taken tensor (its last read) goes to the general path, which releases
                         // it: the fast path neither drops a value nor keeps the operand's flag.
-                        let read = match unsafe { &*regs.add(tensor.slot() as usize) } {
+                        let read = match unsafe { &*regs.byte_add(tensor.slot().offset()) } {
                             Value::Tensor(t) if !tensor.is_take() => {
                                 element_at!(*i, *j, *index, ix => t.element(ix))
                             }
@@ -1529,7 +1534,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                     Instr::Cast { kind, dst, a } => {
                         // SAFETY: `a` is a slot of the frame (`Program::verify`), read before
                         // `dst` is written.
-                        match (kind, unsafe { &*regs.add(a.slot() as usize) }) {
+                        match (kind, unsafe { &*regs.byte_add(a.slot().offset()) }) {
                             (CastKind::Int, &Value::Float(x))
                                 if (-INT_LIMIT..INT_LIMIT).contains(&x) =>
                             {
@@ -1618,8 +1623,8 @@ impl<'p, 'o> Machine<'p, 'o> {
     #[cold]
     #[inline(never)]
     fn int_general(&mut self, base: usize, instr: &Instr) -> Result<Option<u32>, RuntimeError> {
-        let int = |machine: &Self, slot: u32| {
-            let value = &machine.stack[base + slot as usize];
+        let int = |machine: &Self, slot: Slot| {
+            let value = &machine.stack[base + slot.index() as usize];
             int_of(value).ok_or_else(|| not_an_integer(value))
         };
         let (dst, value) = match *instr {
@@ -1726,7 +1731,7 @@ impl<'p, 'o> Machine<'p, 'o> {
         &mut self,
         base: usize,
         op: tensor::BinaryOp,
-        dst: u32,
+        dst: Slot,
         a: Operand,
         b: Operand,
     ) -> Result<(), RuntimeError> {
@@ -1756,10 +1761,10 @@ impl<'p, 'o> Machine<'p, 'o> {
         let inputs: Vec<Value> = instr
             .operands(unit)
             .iter()
-            .filter_map(|operand| self.stack.get(base + operand.slot() as usize).cloned())
+            .filter_map(|operand| self.stack.get(base + operand.slot().index() as usize).cloned())
             .collect();
         self.step_inner(unit, base, pc, instr)?;
-        match self.stack.get(base + result as usize) {
+        match self.stack.get(base + result.index() as usize) {
             Some(value) => self.check_made(instr, &inputs, value),
             None => Ok(()),
         }
@@ -1839,7 +1844,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                 let index = unit.indices.get(*index as usize).map_or(&[][..], |list| &list[..]);
                 let v = self.fetch(base, *value);
                 // The selection is made before the target is taken: an index may read it.
-                let shape = self.stack[base + *target as usize].shape();
+                let shape = self.stack[base + target.index() as usize].shape();
                 let selection = self.selection(base, shape, index)?;
                 let x = self.fetch(base, Operand::take(*target));
                 let shared = match &x {

@@ -160,7 +160,7 @@ impl UnitLowerer<'_, '_> {
 
     /// A slot nothing uses, reserved while the loop of `frame` is lowered.
     fn hoisted_slot(&mut self, frame: usize) -> Slot {
-        let slot = self.max_slots;
+        let slot = Slot::new(self.max_slots);
         self.max_slots += 1;
         self.hoisted[frame].reserved.insert(slot);
         slot

@@ -272,11 +272,11 @@ impl ProgramBuilder<'_> {
         let body = hir::body(db, def);
         let infer = hir::infer(db, def);
         let mut places = FxHashMap::default();
-        let mut next: Slot = 0;
+        let mut next = 0;
         // A record takes a slot for each of its leaves (see `record`).
-        let width = |local: LocalId| hir::width(db, infer.type_of_local(local)) as Slot;
+        let width = |local: LocalId| hir::width(db, infer.type_of_local(local)) as u32;
         for &param in &body.params {
-            places.insert(param, Place::Slot(next));
+            places.insert(param, Place::Slot(Slot::new(next)));
             next += width(param);
         }
         let n_params = next;
@@ -290,7 +290,7 @@ impl ProgramBuilder<'_> {
                     places.insert(local, Place::Global(global));
                 }
                 _ => {
-                    places.insert(local, Place::Slot(next));
+                    places.insert(local, Place::Slot(Slot::new(next)));
                     next += width(local);
                 }
             }
@@ -453,8 +453,9 @@ struct UnitLowerer<'a, 'db> {
     body: &'db Body,
     infer: &'db InferenceResult,
     places: FxHashMap<LocalId, Place>,
-    next_temp: Slot,
-    max_slots: Slot,
+    /// The index of the next temporary, and the number of slots used so far.
+    next_temp: u32,
+    max_slots: u32,
     code: Vec<Instr>,
     spans: Vec<RelSpan>,
     constants: Vec<Value>,
@@ -509,7 +510,7 @@ impl<'db> UnitLowerer<'_, 'db> {
 
     fn temp(&mut self) -> Slot {
         loop {
-            let slot = self.next_temp;
+            let slot = Slot::new(self.next_temp);
             self.next_temp += 1;
             self.max_slots = self.max_slots.max(self.next_temp);
             if !self.is_hoisted(slot) {
@@ -644,7 +645,7 @@ impl<'db> UnitLowerer<'_, 'db> {
                     Ty::Tensor(_) => VariableKind::Tensor,
                     _ => return Err(RuntimeError::internal("a session variable of no value type")),
                 };
-                let (slot, global) = (slot + i as Slot, global + i as u32);
+                let (slot, global) = (slot + i as u32, global + i as u32);
                 variables.push(EntryVariable { slot, global, kind, in_entry });
             }
         }
@@ -863,7 +864,7 @@ impl<'db> UnitLowerer<'_, 'db> {
                     let ty = hir::ty_of_ref(&body.locals[param].ty);
                     for (i, leaf) in hir::leaves(db, &ty).into_iter().enumerate() {
                         let dims = leaf.ty.shape().and_then(Shape::dims).unwrap_or(&[]).to_vec();
-                        slots.push((slot + i as Slot, dims, index, Some(leaf.dotted())));
+                        slots.push((slot + i as u32, dims, index, Some(leaf.dotted())));
                     }
                 }
                 _ => slots.push((slot, Vec::new(), index, None)),

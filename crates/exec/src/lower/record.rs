@@ -30,10 +30,10 @@ impl UnitLowerer<'_, '_> {
     /// `width` consecutive new temporaries; the first.
     pub(super) fn temps(&mut self, width: u32) -> Slot {
         // Consecutive, so none of them may be a slot reserved for a hoisted number.
-        while (self.next_temp..self.next_temp + width).any(|slot| self.is_hoisted(slot)) {
+        while (self.next_temp..self.next_temp + width).any(|i| self.is_hoisted(Slot::new(i))) {
             self.next_temp += 1;
         }
-        let first = self.next_temp;
+        let first = Slot::new(self.next_temp);
         for _ in 0..width {
             self.temp();
         }
