@@ -796,39 +796,6 @@ pub enum Instr {
     ReturnTuple {
         items: ArgRange,
     },
-    /// Returns `src` when `a cmp imm` holds on integers: `if (n < 2) { return n; }`, the base
-    /// case of most recursions, in one instruction. At the start of a unit it is the unit's
-    /// [`Unit::base_case`], which [`Instr::CallIntImm`] decides without a frame.
-    ReturnIfIntCmpImm {
-        op: Cmp,
-        a: Slot,
-        imm: i32,
-        src: Operand,
-    },
-    /// `dst = f(a op imm)`: a call whose only argument is integer arithmetic with a constant
-    /// (`f(n - 1)`), in one instruction; when the callee starts with a base case
-    /// ([`Unit::base_case`]) that the argument meets, the call returns the argument without a
-    /// frame (it still counts as a call for the recursion limit and the step budget).
-    ///
-    /// Measured (callgrind instructions, `fib(27)`, 2026-11-26): with the base case decided here,
-    /// `fib` runs 1.8x fewer instructions than with plain calls and returns, which is 5% of the
-    /// interpreter suite's geometric mean (`bench/interpreter`, from `fib` alone); without the
-    /// base case, this instruction saves 4% of `fib`'s instructions and
-    /// [`Instr::ReturnIfIntCmpImm`] 7%. It keeps the `fib(27)` row of `bench/engine` within its
-    /// target (0.26x CPython, 0.5x without). Measured again with the interpreter's fast paths
-    /// (2026-11-26): lowered without this instruction and [`Instr::ReturnIfIntCmpImm`] (so with
-    /// no base case either), `fib(25)` runs 1.79x the instructions (61.0M against 34.1M, less
-    /// start-up), 5.0% of the suite's geometric mean; no other program of the suite uses them.
-    /// Measured again after in-place element writes (201f061, calls unchanged): 1.78x (59.9M
-    /// against 33.6M less start-up), 4.9% of the suite's geometric mean, so still kept; cheaper
-    /// calls in general are what would let it go.
-    CallIntImm {
-        unit: u32,
-        dst: Slot,
-        a: Slot,
-        op: IntOp,
-        imm: i32,
-    },
     /// `dst = base[i, j, ...]`: one element of a tensor, by an index chain of integers only
     /// (`u[i][j]` is `u[i, j]`), whose result the checker typed a `float`. The integers are read
     /// from the slots `i` and `j` (for one index `j` is [`NO_SLOT`]; for three or more both are,
@@ -993,10 +960,6 @@ pub struct Unit {
     /// Whether a slot may hold a tensor or a boxed value that must be released when the frame
     /// returns (false for functions of integers only, which return without that walk).
     pub holds_heap: bool,
-    /// The base case the unit starts with, when it is `if (n cmp imm) { return n; }` on its
-    /// first parameter (see [`Unit::base_case_of`]): a call that meets it returns its argument
-    /// without a frame.
-    pub base_case: Option<(Cmp, i32)>,
 }
 
 /// A whole program: the units of every file it imports, and how to start it.
@@ -1347,20 +1310,6 @@ impl BuiltinCall {
 }
 
 impl Unit {
-    /// The base case `code` starts with: a [`Instr::ReturnIfIntCmpImm`] at the first instruction
-    /// that compares the first parameter with a constant and returns that parameter. Nothing runs
-    /// before it, so a caller that knows the argument can decide the call itself.
-    pub fn base_case_of(code: &[Instr], n_params: u32) -> Option<(Cmp, i32)> {
-        match code.first()? {
-            Instr::ReturnIfIntCmpImm { op, a, imm, src }
-                if *a == Slot::new(0) && src.slot() == Slot::new(0) && n_params > 0 =>
-            {
-                Some((*op, *imm))
-            }
-            _ => None,
-        }
-    }
-
     /// Whether the indices of an element access name slots of the frame and an index chain of
     /// the unit whose entries are integers in slots of the frame, as many as the slots `i` and
     /// `j` say (one, two, or three and more when both are [`NO_SLOT`]).
@@ -1383,9 +1332,6 @@ impl Unit {
     }
 
     fn verify(&self, program: &Program) -> Result<(), String> {
-        if self.base_case != Unit::base_case_of(&self.code, self.n_params) {
-            return Err("the recorded base case is not the unit's first instruction".to_owned());
-        }
         if self.spans.len() != self.code.len() {
             return Err("spans and code differ in length".to_owned());
         }
@@ -1461,13 +1407,6 @@ impl Unit {
                         && items.len == self.results
                         && items.len > 1
                         && operands.iter().all(|&a| operand_ok(a))
-                }
-                Instr::ReturnIfIntCmpImm { a, src, .. } => slot_ok(*a) && operand_ok(*src),
-                Instr::CallIntImm { unit, dst, a, .. } => {
-                    let callee = program.units.get(*unit as usize);
-                    callee.is_some_and(|c| c.n_params == 1 && c.n_slots >= 1)
-                        && (*dst == NO_SLOT || slot_ok(*dst))
-                        && slot_ok(*a)
                 }
                 Instr::GetIndex { dst, base, index } => {
                     slot_ok(*dst) && operand_ok(*base) && (*index as usize) < self.indices.len()

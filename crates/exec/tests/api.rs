@@ -217,36 +217,37 @@ fn the_call_depth_is_limited() {
     assert_eq!(error.stack.len(), 51);
 }
 
-/// A call decided by the callee's base case without a frame (`return n;`) meets the depth limit
-/// and the step budget exactly where a call that runs its frame (`return n + 0;`) does, with the
-/// same output, error and stack.
+/// Every call counts once for the recursion limit and once for the step budget: `down(n)` nests
+/// `n + 1` calls, `fib(10)` makes 177 and `print` none, and the run (one step to enter the top
+/// level) stops exactly where those counts pass the limits.
 #[test]
-fn base_case_calls_count_like_every_call() {
-    let program = |result: &str| {
+fn every_call_counts_for_the_limits() {
+    let program = |depth: u64| {
         format!(
-            "function int down(int n) {{\n    if (n <= 0) {{\n        return {result};\n    }}\n    return down(n - 1);\n}}\nfunction int fib(int n) {{\n    if (n < 2) {{\n        return {result};\n    }}\n    return fib(n - 1) + fib(n - 2);\n}}\nprint(down(DEPTH));\nprint(fib(10));\n"
+            "function int down(int n) {{\n    if (n <= 0) {{\n        return n;\n    }}\n    return down(n - 1);\n}}\nfunction int fib(int n) {{\n    if (n < 2) {{\n        return n;\n    }}\n    return fib(n - 1) + fib(n - 2);\n}}\nprint(down({depth}));\nprint(fib(10));\n"
         )
     };
-    let outcome = |text: &str, limits: Limits| {
-        let (out, error, _) = run_with("base-case", text, limits);
-        let error = error.map(|e| (e.message, e.stack.len(), e.span.map(|s| s.span)));
-        (out, error)
-    };
-    let mut failures = 0;
     for depth in [47, 48, 49, 50] {
-        // fib(10) makes 177 calls, down(depth) depth + 1, and print none.
         for (max_call_depth, max_steps) in [(50, u64::MAX), (10_000, 226), (10_000, 227)] {
             let limits = Limits { max_call_depth, max_steps, ..Limits::default() };
-            // Padded to the same length, so that the spans compare equal.
-            let shortcut = program("n    ").replace("DEPTH", &depth.to_string());
-            let framed = program("n + 0").replace("DEPTH", &depth.to_string());
-            let expected = outcome(&framed, limits);
-            failures += usize::from(expected.1.is_some());
-            assert_eq!(outcome(&shortcut, limits), expected, "depth {depth}, {limits:?}");
+            let (out, error, _) = run_with("calls-count", &program(depth), limits);
+            let error = error.map(|e| (e.message, e.stack.len()));
+            let expected = if depth + 1 > max_call_depth as u64 {
+                let message = format!(
+                    "recursion is too deep: more than {max_call_depth} nested calls (raise the limit with --max-recursion)"
+                );
+                (String::new(), Some((message, max_call_depth + 1)))
+            } else if 1 + (depth + 1) + 177 > max_steps {
+                let message = format!(
+                    "the program ran past its budget of {max_steps} steps (loop iterations and calls)"
+                );
+                ("0\n".to_owned(), error.as_ref().map(|e| (message, e.1)))
+            } else {
+                ("0\n55\n".to_owned(), None)
+            };
+            assert_eq!((out, error), expected, "depth {depth}, {limits:?}");
         }
     }
-    // The limits were met in some cases and not in others.
-    assert!((1..12).contains(&failures), "{failures} of 12 failed");
 }
 
 /// A step budget stops endless loops, long loops of every kind and exponential recursion, with

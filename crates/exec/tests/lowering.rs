@@ -31,13 +31,16 @@ fn recursion_and_integer_branches() {
         "function int fib(int n) {\n    if (n < 2) {\n        return n;\n    }\n    return fib(n - 1) + fib(n - 2);\n}\nprint(fib(20));\n",
         &["fib"],
         expect![[r#"
-            unit 1 `fib`: 1 parameter, 4 slots
-                 0  if int %0 < 2 return %0
-                 1  %1 = call fib(int %0 - 1)
-                 2  %2 = call fib(int %0 - 2)
-                 3  %3 = int %1 + %2
-                 4  return take %3
-                 5  return
+            unit 1 `fib`: 1 parameter, 6 slots
+                 0  if int %0 >= 2 goto 2
+                 1  return %0
+                 2  %1 = int %0 - 1
+                 3  %2 = call fib(take %1)
+                 4  %3 = int %0 - 2
+                 5  %4 = call fib(take %3)
+                 6  %5 = int %2 + %4
+                 7  return take %5
+                 8  return
         "#]],
     );
 }

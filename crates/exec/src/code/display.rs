@@ -300,13 +300,6 @@ impl fmt::Display for Disassembled<'_> {
             Instr::Return { src: Some(src) } => format!("return {}", operand(*src)),
             Instr::Return { src: None } => "return".to_owned(),
             Instr::ReturnTuple { items } => format!("return ({})", self.args(*items)),
-            Instr::ReturnIfIntCmpImm { op, a, imm, src } => {
-                format!("if int {} {} {imm} return {}", slot(*a), cmp(*op), operand(*src))
-            }
-            Instr::CallIntImm { unit, dst, a, op, imm } => {
-                let arg = format!("int {} {} {imm}", slot(*a), int_op(*op));
-                self.assign(*dst, format!("call {}({arg})", self.unit_name(*unit)))
-            }
             Instr::GetElem { dst, base, index, .. } => {
                 self.assign(*dst, format!("element {}", self.region(&operand(*base), *index)))
             }

@@ -13,7 +13,8 @@
 //! failing instruction's span, and the stack of Nabla calls that led to it.
 //!
 //! The fast path also reads the current instruction, a called unit and a call's arguments
-//! unchecked. Checked (`get`, with an internal error for what verification rules out), those six
+//! unchecked (and, on a return, the finished frame and its caller, below the run's first frame).
+//! Checked (`get`, with an internal error for what verification rules out), those six
 //! reads cost 4.0% of the interpreter suite's instructions (callgrind, geometric mean of
 //! `bench/interpreter`, 2026-11-27; fib 1.063, collatz 1.077), and 1.7% with the instruction read
 //! alone left unchecked (fib 1.048, simpson 1.041, although simpson makes no call: most of the
@@ -135,6 +136,11 @@ pub struct Machine<'p, 'o> {
     /// The end of the innermost frame's slots.
     top: usize,
     frames: Vec<Frame>,
+    /// The depth below which a call pushes its frame with no other check: within the recursion
+    /// limit (the frame of the top level is not a call, so `max_call_depth` calls are allowed)
+    /// and within the capacity of `frames`, which never shrinks. One compare in the call
+    /// instruction covers both; [`Machine::make_frame_room`] raises it.
+    frame_room: usize,
     /// The top-level constants and shape variables of every file; `None` until their declaration
     /// runs, so that a function that reads a constant too early (called from an earlier
     /// constant's initializer) fails instead of reading 0.
@@ -266,6 +272,26 @@ fn transfer(to: &mut Value, from: &mut Value, take: bool) {
         Value::Float(x) => set_float(to, x),
         _ if take => std::mem::swap(to, from),
         _ => *to = from.clone(),
+    }
+}
+
+/// Writes an argument into `to`, a parameter slot of the frame being entered: the value of
+/// `from`, moved out of it when `take`, copied otherwise. A number is copied word for word.
+///
+/// SAFETY: `from` and `to` point at live slots of the value stack that do not overlap, and `to`
+/// lies at or above `Machine::top`, so it holds a number left over (nothing to drop).
+#[inline(always)]
+unsafe fn pass(to: *mut Value, from: *mut Value, take: bool) {
+    // SAFETY: the caller's (two distinct live slots, `to` holding a number).
+    unsafe {
+        match *from {
+            Value::Tensor(_) | Value::Tracked(_) if take => {
+                to.write(std::ptr::replace(from, Value::Int(0)))
+            }
+            Value::Tensor(_) | Value::Tracked(_) => to.write((*from).clone()),
+            // Nothing to count or drop: the words themselves.
+            _ => to.copy_from_nonoverlapping(from, 1),
+        }
     }
 }
 
@@ -484,16 +510,6 @@ fn checked_int(op: IntOp, a: i64, b: i64) -> Option<i64> {
     }
 }
 
-/// Why [`checked_int`] gave no result.
-#[cold]
-#[inline(never)]
-fn int_error(op: IntOp, a: i64, b: i64) -> RuntimeError {
-    match int_arith(op, a, b) {
-        Err(error) => error,
-        Ok(_) => RuntimeError::internal("integer arithmetic failed without a reason"),
-    }
-}
-
 /// C's integer arithmetic on 64 bits, with overflow, division by zero and bad shifts as errors.
 pub(crate) fn int_arith(op: IntOp, a: i64, b: i64) -> Result<i64, RuntimeError> {
     let overflow = |symbol: &str| {
@@ -561,6 +577,7 @@ impl<'p, 'o> Machine<'p, 'o> {
             stack: vec![Value::Int(0); INITIAL_STACK],
             top: 0,
             frames: Vec::with_capacity(64),
+            frame_room: 0,
             globals: vec![None; program.globals as usize],
             tape: Tape::new(),
             rng: Rng::from_seed(DEFAULT_SEED),
@@ -863,6 +880,17 @@ impl<'p, 'o> Machine<'p, 'o> {
         )
     }
 
+    /// A call at depth [`Machine::frame_room`] or deeper: the depth error past the limit,
+    /// otherwise more room for frames.
+    #[cold]
+    #[inline(never)]
+    fn make_frame_room(&mut self) -> Result<(), RuntimeError> {
+        self.check_depth()?;
+        self.frames.reserve(1);
+        self.frame_room = self.frames.capacity().min(self.limits.max_call_depth.saturating_add(1));
+        Ok(())
+    }
+
     #[cold]
     #[inline(never)]
     fn depth_error(&self) -> RuntimeError {
@@ -1049,46 +1077,19 @@ impl<'p, 'o> Machine<'p, 'o> {
             return Err(RuntimeError::internal("nothing to execute"));
         };
         let mut unit = self.unit(frame.unit)?;
-        let mut base = frame.base as usize;
+        let base = frame.base as usize;
         let mut pc = 0;
         if base + unit.n_slots as usize > self.stack.len() || unit.code.is_empty() {
             return Err(RuntimeError::internal("a frame outside the stack"));
         }
         // SAFETY: `base + n_slots <= stack.len()`, checked above.
         let mut regs: *mut Value = unsafe { self.stack.as_mut_ptr().add(base) };
-        // Pushes a frame for unit `$callee` whose result goes to `$dst`, lets `$args` write the
-        // arguments into the new frame's slots, and switches to it.
-        macro_rules! enter {
-            ($callee:expr, $dst:expr, $args:expr) => {{
-                let callee = $callee;
-                // SAFETY: verified to name an existing unit.
-                let code = unsafe { program.units.get_unchecked(callee as usize) };
-                if self.frames.len() > self.limits.max_call_depth {
-                    fail!(self, self.depth_error(), pc);
-                }
-                if let Err(error) = self.take_step() {
-                    fail!(self, error, pc);
-                }
-                let new_base = self.top;
-                let new_top = new_base + code.n_slots as usize;
-                if new_top > self.stack.len()
-                    && let Err(error) = self.grow(new_top)
-                {
-                    fail!(self, error, pc);
-                }
-                // SAFETY: `new_top <= stack.len()` after `grow`; the caller's frame is re-derived
-                // because `grow` may have moved the stack.
-                let new_regs = unsafe { self.stack.as_mut_ptr().add(new_base) };
-                let write_args = $args;
-                write_args(new_regs, self.frame_regs(base));
-                let ret = (pc + 1) as u32;
-                self.frames.push(Frame { unit: callee, base: new_base as u32, dst: $dst, ret });
-                self.top = new_top;
-                unit = code;
-                base = new_base;
-                regs = new_regs;
-                pc = 0;
-            }};
+        // The base of the current frame, which is the last of `frames`: read there by the
+        // general paths, so that the loop does not carry it.
+        macro_rules! base {
+            () => {
+                self.frame_base()
+            };
         }
         // Jumps to `$target`; a jump back (a loop's next iteration) takes a step of the budget.
         macro_rules! goto {
@@ -1118,7 +1119,7 @@ impl<'p, 'o> Machine<'p, 'o> {
         // `Machine::int_general`) and goes where it leads.
         macro_rules! int_general {
             ($exec:lifetime, $instr:expr) => {
-                match self.int_general(base, $instr) {
+                match self.int_general(base!(), $instr) {
                     Ok(Some(target)) => goto!($exec, target),
                     Ok(None) => {
                         pc += 1;
@@ -1281,7 +1282,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                             pc += 1;
                             continue 'exec;
                         }
-                        if let Err(error) = self.float_arith::<TRACE>(base, instr) {
+                        if let Err(error) = self.float_arith::<TRACE>(base!(), instr) {
                             fail!(self, error, pc);
                         }
                     }
@@ -1395,57 +1396,50 @@ impl<'p, 'o> Machine<'p, 'o> {
                                 args.start as usize..(args.start + args.len) as usize,
                             )
                         };
-                        enter!(*callee, *dst, |new_regs: *mut Value, regs: *mut Value| {
-                            for (i, &arg) in operands.iter().enumerate() {
-                                // SAFETY: the caller's slots are verified; the callee has at least as
-                                // many slots as arguments (verified), and its frame starts after the
-                                // caller's, so the two never overlap.
-                                // The parameters are the callee's first slots.
-                                let (to, from) =
-                                    unsafe { (&mut *new_regs.add(i), reg(regs, arg.slot())) };
-                                transfer(to, from, arg.is_take());
-                            }
-                        });
-                        continue 'exec;
-                    }
-                    Instr::CallIntImm { unit: callee, dst, a, op, imm } => {
-                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
-                        let Some(x) = int_of(unsafe { reg(regs, *a) }) else {
-                            // SAFETY: `a` is a slot of the frame (`Program::verify`).
-                            fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
-                        };
-                        let Some(value) = checked_int(*op, x, i64::from(*imm)) else {
-                            fail!(self, int_error(*op, x, i64::from(*imm)), pc)
-                        };
-                        // A call that meets the callee's base case returns its argument: it
-                        // is a call like any other for the limits, without a frame.
                         // SAFETY: verified to name an existing unit.
                         let code = unsafe { program.units.get_unchecked(*callee as usize) };
-                        if let Some((cmp, bound)) = code.base_case
-                            && cmp.ints(value, i64::from(bound))
+                        let depth = self.frames.len();
+                        if depth >= self.frame_room
+                            && let Err(error) = self.make_frame_room()
                         {
-                            if self.frames.len() > self.limits.max_call_depth {
-                                fail!(self, self.depth_error(), pc);
-                            }
-                            if let Err(error) = self.take_step() {
+                            fail!(self, error, pc);
+                        }
+                        if let Err(error) = self.take_step() {
+                            fail!(self, error, pc);
+                        }
+                        let new_base = self.top;
+                        let new_top = new_base + code.n_slots as usize;
+                        if new_top > self.stack.len() {
+                            if let Err(error) = self.grow(new_top) {
                                 fail!(self, error, pc);
                             }
-                            if *dst != NO_SLOT {
-                                // SAFETY: `dst` is a slot of the frame (`Program::verify`).
-                                set_int(unsafe { reg(regs, *dst) }, value);
-                            }
-                            pc += 1;
-                            continue 'exec;
+                            // `grow` may have moved the stack.
+                            regs = self.frame_regs(base!());
                         }
-                        enter!(*callee, *dst, |new_regs: *mut Value, _: *mut Value| {
-                            // SAFETY: the callee has a parameter (`Program::verify`).
-                            set_int(unsafe { &mut *new_regs }, value)
-                        });
-                        // The base case was tested above and does not hold, so the callee starts
-                        // after it (its code has a `Return` after it, so `pc` stays inside).
-                        if unit.base_case.is_some() {
-                            pc = 1;
+                        let new_regs = self.frame_regs(new_base);
+                        for (i, &arg) in operands.iter().enumerate() {
+                            // SAFETY: the caller's slots are verified; the callee has at least
+                            // as many slots as arguments (verified), inside the stack after
+                            // `grow`, from `top` on, so the two frames never overlap.
+                            unsafe {
+                                pass(
+                                    new_regs.add(i),
+                                    regs.byte_add(arg.slot().offset()),
+                                    arg.is_take(),
+                                )
+                            };
                         }
+                        let ret = (pc + 1) as u32;
+                        let frame = Frame { unit: *callee, base: new_base as u32, dst: *dst, ret };
+                        // SAFETY: `depth < frame_room <= frames.capacity()` (see the field).
+                        unsafe {
+                            self.frames.as_mut_ptr().add(depth).write(frame);
+                            self.frames.set_len(depth + 1);
+                        }
+                        self.top = new_top;
+                        unit = code;
+                        regs = new_regs;
+                        pc = 0;
                         continue 'exec;
                     }
                     // A traced run takes the general path, which checks what it made.
@@ -1464,10 +1458,10 @@ impl<'p, 'o> Machine<'p, 'o> {
                             // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                             Some(x) => set_float(unsafe { reg(regs, *dst) }, x),
                             None => {
-                                if let Err(error) = self.step(unit, base, pc, instr) {
+                                if let Err(error) = self.step(unit, base!(), pc, instr) {
                                     fail!(self, error, pc);
                                 }
-                                regs = self.frame_regs(base);
+                                regs = self.frame_regs(base!());
                             }
                         }
                     }
@@ -1483,10 +1477,10 @@ impl<'p, 'o> Machine<'p, 'o> {
                             })
                         });
                         if written.is_none() {
-                            if let Err(error) = self.step(unit, base, pc, instr) {
+                            if let Err(error) = self.step(unit, base!(), pc, instr) {
                                 fail!(self, error, pc);
                             }
-                            regs = self.frame_regs(base);
+                            regs = self.frame_regs(base!());
                         }
                     }
                     Instr::Return { src } => break 'run *src,
@@ -1546,38 +1540,29 @@ impl<'p, 'o> Machine<'p, 'o> {
                                 set_float(unsafe { reg(regs, *dst) }, n as f64)
                             }
                             _ => {
-                                if let Err(error) = self.step(unit, base, pc, instr) {
+                                if let Err(error) = self.step(unit, base!(), pc, instr) {
                                     fail!(self, error, pc);
                                 }
-                                regs = self.frame_regs(base);
+                                regs = self.frame_regs(base!());
                             }
                         }
                     }
-                    Instr::ReturnIfIntCmpImm { op, a, imm, src } => {
-                        // SAFETY: `a` is a slot of the frame (`Program::verify`).
-                        let Some(x) = int_of(unsafe { reg(regs, *a) }) else {
-                            // SAFETY: `a` is a slot of the frame (`Program::verify`).
-                            fail!(self, not_an_integer(unsafe { reg(regs, *a) }), pc)
-                        };
-                        if op.ints(x, i64::from(*imm)) {
-                            break 'run Some(*src);
-                        }
-                    }
                     _ => {
-                        if let Err(error) = self.step(unit, base, pc, instr) {
+                        if let Err(error) = self.step(unit, base!(), pc, instr) {
                             fail!(self, error, pc);
                         }
-                        regs = self.frame_regs(base);
+                        regs = self.frame_regs(base!());
                     }
                 }
                 pc += 1;
                 continue 'exec;
             };
-            let Some(finished) = self.frames.pop() else {
-                return Err(RuntimeError::internal("a return without a frame"));
-            };
-            self.top = finished.base as usize;
-            if self.frames.len() < stop {
+            let depth = self.frames.len();
+            if depth <= stop {
+                let Some(finished) = self.frames.pop() else {
+                    return Err(RuntimeError::internal("a return without a frame"));
+                };
+                self.top = finished.base as usize;
                 let value = match src {
                     // SAFETY: `operand` is a slot of the frame (`Program::verify`).
                     Some(operand) => unsafe { fetch(regs, operand) },
@@ -1589,9 +1574,13 @@ impl<'p, 'o> Machine<'p, 'o> {
                 }
                 return Ok(value);
             }
-            let Some(&caller) = self.frames.last() else {
-                return Err(RuntimeError::internal("a return without a caller"));
+            // SAFETY: `depth > stop >= 1` (`execute` runs with a frame pushed), so the finished
+            // frame and its caller are the last two.
+            let (finished, caller) = unsafe {
+                (*self.frames.get_unchecked(depth - 1), *self.frames.get_unchecked(depth - 2))
             };
+            self.frames.truncate(depth - 1);
+            self.top = finished.base as usize;
             let caller_regs = self.frame_regs(caller.base as usize);
             if finished.dst != NO_SLOT {
                 // SAFETY: the caller's `dst` was verified; its frame lies below this one.
@@ -1611,7 +1600,6 @@ impl<'p, 'o> Machine<'p, 'o> {
             }
             // SAFETY: frames only ever name verified units.
             unit = unsafe { program.units.get_unchecked(caller.unit as usize) };
-            base = caller.base as usize;
             pc = finished.ret as usize;
             regs = caller_regs;
         }
@@ -1716,6 +1704,12 @@ impl<'p, 'o> Machine<'p, 'o> {
             }
         }
         Ok(())
+    }
+
+    /// The base of the innermost frame.
+    #[inline(always)]
+    fn frame_base(&self) -> usize {
+        self.frames.last().map_or(0, |frame| frame.base as usize)
     }
 
     /// A pointer to the slots of the frame at `base`.

@@ -1236,17 +1236,6 @@ impl UnitLowerer<'_, '_> {
                     if results > 1 {
                         return self.tuple_call(unit, &args, &params, results, dest, span);
                     }
-                    if let Some((a, op, imm)) = self.int_imm_argument(&args, &params)? {
-                        let (dst, result) = match (dest, void) {
-                            (None, _) | (_, true) => (NO_SLOT, Operand::copy(NO_SLOT)),
-                            (Some(dest), false) => {
-                                let dst = self.dst(dest);
-                                (dst, Self::result(dest, dst))
-                            }
-                        };
-                        self.emit(Instr::CallIntImm { unit, dst, a, op, imm }, span);
-                        return Ok(result);
-                    }
                     let operands = self.arguments(&args, &params)?;
                     let (dst, result) = match (dest, void) {
                         (None, _) | (_, true) => (NO_SLOT, Operand::copy(NO_SLOT)),
@@ -1293,26 +1282,6 @@ impl UnitLowerer<'_, '_> {
             None => NO_SLOT,
             Some(_) => self.temps(results as u32),
         }
-    }
-
-    /// For a call whose only argument is `x op imm` on integers with an `int` parameter
-    /// (`f(n - 1)`), `x`'s slot, the operator and the constant, after evaluating `x`.
-    fn int_imm_argument(
-        &mut self,
-        args: &[ExprId],
-        params: &[Ty],
-    ) -> Result<Option<(Slot, IntOp, i32)>> {
-        let ([arg], [Ty::Int]) = (args, params) else { return Ok(None) };
-        let Expr::Binary { op: HirBinary::Arith(arith), lhs, rhs } = self.body.exprs[*arg] else {
-            return Ok(None);
-        };
-        let Some(imm) = self.const_int(rhs).and_then(|v| i32::try_from(v).ok()) else {
-            return Ok(None);
-        };
-        let integers = int_like(&self.ty(lhs)) && self.ty(*arg) == Ty::Int;
-        let (Some(op), true) = (int_op(arith), integers) else { return Ok(None) };
-        let a = self.expr(lhs, Dest::Any)?;
-        Ok(Some((a.slot(), op, imm)))
     }
 
     /// Evaluates arguments left to right, converting each to its parameter's type.

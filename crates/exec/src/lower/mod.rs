@@ -396,7 +396,6 @@ impl ProgramBuilder<'_> {
             def,
             n_params,
             results,
-            base_case: Unit::base_case_of(&lowerer.code, n_params),
             n_slots: lowerer.max_slots,
             code: lowerer.code,
             spans: lowerer.spans,

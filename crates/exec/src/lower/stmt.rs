@@ -50,14 +50,6 @@ impl UnitLowerer<'_, '_> {
             Stmt::Expr(expr) => self.effect(*expr),
             Stmt::Block(stmts) => self.stmts(stmts),
             Stmt::If { branches, else_branch } => {
-                if else_branch.is_none()
-                    && let [branch] = &branches[..]
-                    && self.return_if(branch.cond, &branch.body, span)?
-                {
-                    self.next_temp = mark;
-                    self.snapshot = saved;
-                    return Ok(());
-                }
                 let mut end = Pending::default();
                 let count = branches.len();
                 for (i, branch) in branches.iter().enumerate() {
@@ -258,41 +250,6 @@ impl UnitLowerer<'_, '_> {
         let labels = labels.ok_or_else(|| RuntimeError::internal("loop labels"))?;
         self.bind(labels.continues);
         Ok(labels.breaks)
-    }
-
-    /// `if (a cmp imm) { return x; }` with an integer `a` and a plain variable `x` of the
-    /// function's scalar result type, as one [`Instr::ReturnIfIntCmpImm`]; false (and nothing
-    /// emitted) for any other statement.
-    fn return_if(&mut self, cond: ExprId, body: &[StmtId], span: RelSpan) -> Result<bool> {
-        let [stmt] = body else { return Ok(false) };
-        let Stmt::Return(Some(value)) = self.body.stmts[*stmt] else { return Ok(false) };
-        let Expr::Binary { op: hir::BinaryOp::Cmp(cmp), lhs, rhs } = self.body.exprs[cond] else {
-            return Ok(false);
-        };
-        let Some(imm) = self.const_int(rhs).and_then(|v| i32::try_from(v).ok()) else {
-            return Ok(false);
-        };
-        if self.snapshot || !matches!(self.ty(lhs), Ty::Int | Ty::Char | Ty::Bool) {
-            return Ok(false);
-        }
-        if self.def.kind(self.db()) != hir::DefKind::Function {
-            return Ok(false);
-        }
-        let Some(hir::Resolution::Local(local)) = self.infer.resolution(value) else {
-            return Ok(false);
-        };
-        let ret = hir::ty_of_ref(&hir::signature(self.db(), self.def).ret);
-        let scalar = matches!(ret, Ty::Int | Ty::Float | Ty::Bool | Ty::Char);
-        let plain = matches!(self.body.exprs[value], Expr::Name { .. }) && !self.is_var(local);
-        let Ok(Place::Slot(slot)) = self.place_of(local) else { return Ok(false) };
-        if !scalar || !plain || self.ty(value) != ret {
-            return Ok(false);
-        }
-        let a = self.expr(lhs, Dest::Any)?;
-        let op = super::expr::cmp_of(cmp);
-        let instr = Instr::ReturnIfIntCmpImm { op, a: a.slot(), imm, src: Operand::copy(slot) };
-        self.emit(instr, span);
-        Ok(true)
     }
 
     /// Whether the expressions of a statement itself (not of the statements inside it) have
