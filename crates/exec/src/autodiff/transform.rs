@@ -623,7 +623,7 @@ fn jacobian_rows<C: AdContext + ?Sized>(
         return Ok(row.map_or_else(|| zeros_like(argument), Ok)?);
     }
     let (count, y_shape) = (y.len(), y.shape().to_vec());
-    let mut rows = Vec::with_capacity(count);
+    let mut rows = ops::RowStack::new(count);
     for position in 0..count {
         let mut seed = vec![0.0; count];
         seed[position] = 1.0;
@@ -632,13 +632,13 @@ fn jacobian_rows<C: AdContext + ?Sized>(
         rows.push(match row {
             Some(row) => row,
             None => zeros_like(argument)?,
-        });
+        })?;
     }
-    if rows.is_empty() {
+    if count == 0 {
         return Ok(Value::tensor(Tensor::zeros(&shape).map_err(AdError::from)?));
     }
     let tape = cx.tape();
-    let stacked = ops::stack_many(tape, rows)?;
+    let stacked = rows.finish(tape)?;
     Ok(ops::reshape(tape, stacked, &shape)?)
 }
 

@@ -2033,8 +2033,8 @@ impl<'p, 'o> Machine<'p, 'o> {
             let message = "`vmap` over an empty batch: with no call of the function, the shape of its results is unknown".to_owned();
             return Err(RuntimeError::new(Code::DimensionFailure, message));
         }
-        let mut columns: Vec<Vec<Value>> =
-            (0..results).map(|_| Vec::with_capacity(extent)).collect();
+        let mut columns: Vec<ops::RowStack> =
+            (0..results).map(|_| ops::RowStack::new(extent)).collect();
         let whole: Vec<Value> = batched.iter().map(|&k| args[k].clone()).collect();
         for i in 0..extent {
             for (&k, x) in batched.iter().zip(&whole) {
@@ -2045,12 +2045,12 @@ impl<'p, 'o> Machine<'p, 'o> {
                 return Err(RuntimeError::internal("a vmap of a function of another arity"));
             }
             for (column, value) in columns.iter_mut().zip(slice) {
-                column.push(value);
+                column.push(value)?;
             }
         }
         let mut stacked = Vec::with_capacity(results);
         for column in columns {
-            stacked.push(ops::stack_many(&mut self.tape, column)?);
+            stacked.push(column.finish(&mut self.tape)?);
         }
         Ok(stacked)
     }

@@ -29,8 +29,8 @@ pub use linalg::{
 };
 pub use reduce::{cumsum, log_softmax, reduce, softmax};
 pub use shape::{
-    broadcast_to, concat, diag, expand_dims, from_elements, full, permute, reshape, stack,
-    stack_many, sum_to_shape, to_float, to_tensor, trace, transpose,
+    RowStack, broadcast_to, concat, diag, expand_dims, from_elements, full, permute, reshape,
+    stack, stack_many, sum_to_shape, to_float, to_tensor, trace, transpose,
 };
 
 pub(crate) use library::convolution;

@@ -163,6 +163,85 @@ pub fn stack_many(t: &mut Tape, items: Vec<Value>) -> Result<Value, AdError> {
     }
 }
 
+/// Values to stack along a new first axis, given one at a time, as `vmap` and `jacobian` produce
+/// their rows: the same result as [`stack_many`] of all of them, but untracked tensors of one
+/// shape, the usual rows, are copied into the stacked buffer as they come, so that each row's own
+/// buffer is freed while it is still in cache (and reused for the next row) and the batch is never
+/// held twice. Anything else (a float, a tracked value, another shape, a stack too large to
+/// allocate) is kept as values and left to [`stack_many`], which records it or reports it.
+///
+/// Measured on `vmap(grad(f), [1])` of bench/autodiff (10^4 gradients of 64x32, 164 MB): the
+/// process's peak memory went from 398 MB to 191 MB, that of the same loop written by hand.
+pub struct RowStack {
+    /// How many rows are expected, for the buffer's capacity.
+    expected: usize,
+    rows: Rows,
+}
+
+enum Rows {
+    /// Untracked tensors of `shape`, their elements copied one row after another.
+    Copied { shape: Vec<usize>, count: usize, data: Vec<f64> },
+    /// Values for [`stack_many`].
+    Values(Vec<Value>),
+}
+
+impl RowStack {
+    /// An empty stack that expects `expected` rows.
+    pub fn new(expected: usize) -> RowStack {
+        RowStack { expected, rows: Rows::Values(Vec::new()) }
+    }
+
+    /// Adds the next row.
+    pub fn push(&mut self, row: Value) -> Result<(), AdError> {
+        let expected = self.expected;
+        match (&mut self.rows, row) {
+            (Rows::Copied { shape, count, data }, Value::Tensor(tensor))
+                if tensor.shape() == shape.as_slice() =>
+            {
+                tensor.append_to(data);
+                *count += 1;
+            }
+            (Rows::Values(values), Value::Tensor(tensor))
+                if values.is_empty() && fits(expected, tensor.shape()) =>
+            {
+                let mut data = Vec::with_capacity(expected * tensor.len());
+                tensor.append_to(&mut data);
+                self.rows = Rows::Copied { shape: tensor.shape().to_vec(), count: 1, data };
+            }
+            (Rows::Values(values), row) => values.push(row),
+            (Rows::Copied { shape, count, data }, row) => {
+                // Back to values: the rows copied so far as tensors again.
+                let len = shape.iter().product::<usize>();
+                let mut values = Vec::with_capacity(expected);
+                for i in 0..*count {
+                    let copied = data[i * len..(i + 1) * len].to_vec();
+                    values.push(Value::tensor(Tensor::from_vec(shape, copied)?));
+                }
+                values.push(row);
+                self.rows = Rows::Values(values);
+            }
+        }
+        Ok(())
+    }
+
+    /// The rows stacked, as [`stack_many`] stacks them.
+    pub fn finish(self, t: &mut Tape) -> Result<Value, AdError> {
+        match self.rows {
+            Rows::Copied { shape, count, data } => {
+                let stacked: Vec<usize> = std::iter::once(count).chain(shape).collect();
+                Ok(Value::tensor(Tensor::from_vec(&stacked, data)?))
+            }
+            Rows::Values(values) => stack_many(t, values),
+        }
+    }
+}
+
+/// Whether `count` rows of `shape` may be allocated as one tensor.
+fn fits(count: usize, shape: &[usize]) -> bool {
+    let stacked: Vec<usize> = std::iter::once(count).chain(shape.iter().copied()).collect();
+    tensor::check_allocation(&stacked).is_ok()
+}
+
 /// A tensor literal: scalars (floats, integers, tracked floats) laid out row-major in `shape`.
 pub fn from_elements(t: &mut Tape, shape: &[usize], items: Vec<Value>) -> Result<Value, AdError> {
     if items.iter().all(|item| !item.is_tracked()) {
@@ -252,4 +331,59 @@ pub fn full(t: &mut Tape, shape: &[usize], value: Value) -> Result<Value, AdErro
     let value = to_float(t, value)?;
     let value = to_tensor(t, value)?;
     broadcast_to(t, value, shape)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tensor of `shape` holding `first`, `first + 1`, ...
+    fn counting(shape: &[usize], first: f64) -> Value {
+        let values = (0..shape.iter().product()).map(|i| first + i as f64).collect();
+        Value::tensor(Tensor::from_vec(shape, values).unwrap())
+    }
+
+    /// What a stacking gave, comparable: the shape and elements of the result and whether it is
+    /// tracked, or the error's message.
+    fn outcome(result: Result<Value, AdError>) -> Result<(Vec<usize>, Vec<f64>, bool), String> {
+        let value = result.map_err(|error| error.to_string())?;
+        let elements = match value.primal() {
+            Primal::Tensor(tensor) => tensor.to_vec(),
+            _ => vec![value.as_f64().unwrap()],
+        };
+        Ok((value.shape().to_vec(), elements, value.is_tracked()))
+    }
+
+    /// Rows given one at a time stack as `stack_many` stacks them all, whether they are copied
+    /// (tensors of one shape, as many as expected or more) or stop being copyable (a float,
+    /// another shape, a tracked row), and with rows of no elements.
+    #[test]
+    fn row_stacks_agree_with_stack_many() {
+        let cases: Vec<(Vec<Value>, usize)> = vec![
+            (vec![counting(&[2, 3], 0.0), counting(&[2, 3], 10.0), counting(&[2, 3], 20.0)], 3),
+            (vec![counting(&[2], 0.0), counting(&[2], 5.0), counting(&[2], 9.0)], 1),
+            (vec![counting(&[2], 0.0), counting(&[3], 0.0)], 2),
+            (vec![counting(&[2], 0.0), counting(&[2], 5.0), Value::Float(1.0)], 3),
+            (vec![counting(&[0], 0.0), counting(&[0], 0.0), counting(&[0], 0.0)], 3),
+            (vec![Value::Float(1.0), Value::Float(2.0)], 2),
+            (vec![counting(&[2], 0.0), counting(&[], 4.0)], 2),
+        ];
+        for (rows, expected) in cases {
+            let mut stack = RowStack::new(expected);
+            for row in rows.clone() {
+                stack.push(row).unwrap();
+            }
+            let given = outcome(stack.finish(&mut Tape::new()));
+            assert_eq!(given, outcome(stack_many(&mut Tape::new(), rows.clone())), "{rows:?}");
+        }
+        // A tracked row after copied ones: the stack is recorded, as `stack_many` records it.
+        let mut tape = Tape::new();
+        let tracked = tape.leaf(counting(&[2], 7.0)).unwrap();
+        let mut stack = RowStack::new(3);
+        for row in [counting(&[2], 0.0), counting(&[2], 3.0), tracked.clone()] {
+            stack.push(row).unwrap();
+        }
+        let given = outcome(stack.finish(&mut tape));
+        assert_eq!(given, Ok((vec![3, 2], vec![0.0, 1.0, 3.0, 4.0, 7.0, 8.0], true)));
+    }
 }
