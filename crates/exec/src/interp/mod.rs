@@ -38,8 +38,8 @@ use crate::autodiff::{
     self, AdContext, AdError, AdErrorKind, Site, Summary, Tape, TapeGraph, TraceOptions,
 };
 use crate::code::{
-    BuiltinCall, Callable, CastKind, IndexEntry, Instr, IntOp, NO_SLOT, Operand, Program, Slot,
-    Unit,
+    ArgRange, BuiltinCall, Callable, CastKind, IndexEntry, Instr, IntOp, NO_SLOT, Operand, Program,
+    Slot, Unit,
 };
 use crate::error::{RuntimeError, StackFrame};
 use crate::graph::{Graph, Node as GraphNodeInfo, NodeKind};
@@ -118,13 +118,44 @@ impl Carried {
 
 /// One active call.
 #[derive(Clone, Copy, Debug)]
-struct Frame {
-    unit: u32,
+struct Frame<'p> {
+    /// The unit running: a reference, so that a return resumes its caller without looking the
+    /// unit up.
+    unit: &'p Unit,
+    /// Where the caller resumes when this call returns: an instruction of the caller's code
+    /// (of the frame below), or, for a frame that native code invoked, the instruction after
+    /// the one that ran it (see [`Machine::resume`]), only read to place errors.
+    ret: *const Instr,
     base: u32,
     /// The caller's slot for the result.
     dst: Slot,
-    /// Where the caller resumes when this call returns.
-    ret: u32,
+}
+
+/// The running instruction of [`Machine::run_code`]: a pointer into the current unit's code, so
+/// that reaching an instruction is one load, with no index to scale; [`Pc::index`] gives its
+/// index, for what the rest of the interpreter reads (errors, traces, `step`).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Pc(*const Instr);
+
+impl Pc {
+    /// Instruction `index` of `unit`.
+    #[inline(always)]
+    fn at(unit: &Unit, index: usize) -> Pc {
+        Pc(unit.code.as_ptr().wrapping_add(index))
+    }
+
+    /// The index of the instruction in the code of `unit`, which holds it.
+    fn index(self, unit: &Unit) -> usize {
+        (self.0 as usize).wrapping_sub(unit.code.as_ptr() as usize) / size_of::<Instr>()
+    }
+}
+
+/// The next instructions.
+impl std::ops::AddAssign<usize> for Pc {
+    #[inline(always)]
+    fn add_assign(&mut self, n: usize) {
+        self.0 = self.0.wrapping_add(n);
+    }
 }
 
 /// A running program.
@@ -135,7 +166,7 @@ pub struct Machine<'p, 'o> {
     stack: Vec<Value>,
     /// The end of the innermost frame's slots.
     top: usize,
-    frames: Vec<Frame>,
+    frames: Vec<Frame<'p>>,
     /// The depth below which a call pushes its frame with no other check: within the recursion
     /// limit (the frame of the top level is not a call, so `max_call_depth` calls are allowed)
     /// and within the capacity of `frames`, which never shrinks. One compare in the call
@@ -204,23 +235,6 @@ fn segment_length(n: i64) -> i64 {
         k += 1;
     }
     k.max(1)
-}
-
-/// Locates an error at instruction `$pc` of the current frame and returns it.
-macro_rules! fail {
-    ($machine:expr, $error:expr, $pc:expr) => {
-        return Err($machine.locate($error, $pc))
-    };
-}
-
-/// Unwraps a result, or locates its error at instruction `$pc` and returns it.
-macro_rules! attempt {
-    ($machine:expr, $result:expr, $pc:expr) => {
-        match $result {
-            Ok(value) => value,
-            Err(error) => fail!($machine, RuntimeError::from(error), $pc),
-        }
-    };
 }
 
 /// The integer an `int`, `char` or `bool` holds.
@@ -773,7 +787,11 @@ impl<'p, 'o> Machine<'p, 'o> {
         for (slot, value) in self.stack[saved_top..].iter_mut().zip(args) {
             *slot = value;
         }
-        self.frames.push(Frame { unit, base: saved_top as u32, dst: NO_SLOT, ret: self.resume });
+        // Where the frame below resumes, for stack traces (see `Machine::resume`).
+        let ret = self.frames.last().map_or(std::ptr::null(), |frame| {
+            frame.unit.code.as_ptr().wrapping_add(self.resume as usize)
+        });
+        self.frames.push(Frame { unit: code, ret, base: saved_top as u32, dst: NO_SLOT });
         self.top = new_top;
         let result = self.execute(depth + 1);
         if result.is_err() {
@@ -926,7 +944,7 @@ impl<'p, 'o> Machine<'p, 'o> {
 
     /// The span of instruction `pc` of the current frame.
     fn span_at(&self, pc: usize) -> Option<HirSpan> {
-        let unit = self.program.units.get(self.frames.last()?.unit as usize)?;
+        let unit = self.frames.last()?.unit;
         let span = unit.spans.get(pc).or(unit.spans.last())?;
         Some(HirSpan { def: unit.def, span: *span })
     }
@@ -958,13 +976,12 @@ impl<'p, 'o> Machine<'p, 'o> {
         if let Some(site) = error.origin.take() {
             return self.locate_at_site(error, site, pc);
         }
-        let program = self.program;
         let mut stack = Vec::with_capacity(self.frames.len());
         let top = self.frames.len().saturating_sub(1);
         for (depth, frame) in self.frames.iter().enumerate().rev() {
-            let Some(unit) = program.units.get(frame.unit as usize) else { continue };
+            let unit = frame.unit;
             let at = match self.frames.get(depth + 1) {
-                Some(callee) if depth != top => (callee.ret as usize).saturating_sub(1),
+                Some(callee) if depth != top => Pc(callee.ret).index(unit).saturating_sub(1),
                 _ => pc,
             };
             let span = unit
@@ -1072,13 +1089,12 @@ impl<'p, 'o> Machine<'p, 'o> {
 
     /// [`Machine::execute`], traced when `TRACE` (see `interp::trace`).
     fn run_code<const TRACE: bool>(&mut self, stop: usize) -> Result<Value, RuntimeError> {
-        let program = self.program;
         let Some(&frame) = self.frames.last() else {
             return Err(RuntimeError::internal("nothing to execute"));
         };
-        let mut unit = self.unit(frame.unit)?;
+        let mut unit = frame.unit;
         let base = frame.base as usize;
-        let mut pc = 0;
+        let mut pc = Pc::at(unit, 0);
         if base + unit.n_slots as usize > self.stack.len() || unit.code.is_empty() {
             return Err(RuntimeError::internal("a frame outside the stack"));
         }
@@ -1091,10 +1107,25 @@ impl<'p, 'o> Machine<'p, 'o> {
                 self.frame_base()
             };
         }
+        // Locates an error at the instruction `$pc` (a `Pc`) of the current frame and returns it.
+        macro_rules! fail {
+            ($machine:expr, $error:expr, $pc:expr) => {
+                return Err($machine.locate($error, $pc.index(unit)))
+            };
+        }
+        // Unwraps a result, or locates its error at `$pc` and returns it.
+        macro_rules! attempt {
+            ($machine:expr, $result:expr, $pc:expr) => {
+                match $result {
+                    Ok(value) => value,
+                    Err(error) => fail!($machine, RuntimeError::from(error), $pc),
+                }
+            };
+        }
         // Jumps to `$target`; a jump back (a loop's next iteration) takes a step of the budget.
         macro_rules! goto {
             ($exec:lifetime, $target:expr) => {{
-                let target = $target as usize;
+                let target = Pc::at(unit, $target as usize);
                 if target <= pc
                     && let Err(error) = self.take_step()
                 {
@@ -1168,11 +1199,12 @@ impl<'p, 'o> Machine<'p, 'o> {
         }
         'exec: loop {
             if TRACE {
-                self.trace_site(pc);
+                self.trace_site(pc.index(unit));
             }
-            // SAFETY: `pc` is a jump target or follows an instruction that is not the last
-            // (the last is a `Return`), so it is inside the code.
-            let instr = unsafe { unit.code.get_unchecked(pc) };
+            // SAFETY: `pc` points into the code of `unit`: it is a jump target, or follows an
+            // instruction that is not the last (the last is a `Return`), or it is the first
+            // instruction of a called unit or a caller's return address (`Program::verify`).
+            let instr = unsafe { &*pc.0 };
             // Every arm continues the loop, except returns, which leave this block with the
             // operand to return.
             let src: Option<Operand> = 'run: {
@@ -1397,7 +1429,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                             )
                         };
                         // SAFETY: verified to name an existing unit.
-                        let code = unsafe { program.units.get_unchecked(*callee as usize) };
+                        let code = unsafe { self.program.units.get_unchecked(*callee as usize) };
                         let depth = self.frames.len();
                         if depth >= self.frame_room
                             && let Err(error) = self.make_frame_room()
@@ -1429,8 +1461,8 @@ impl<'p, 'o> Machine<'p, 'o> {
                                 )
                             };
                         }
-                        let ret = (pc + 1) as u32;
-                        let frame = Frame { unit: *callee, base: new_base as u32, dst: *dst, ret };
+                        let ret = pc.0.wrapping_add(1);
+                        let frame = Frame { unit: code, ret, base: new_base as u32, dst: *dst };
                         // SAFETY: `depth < frame_room <= frames.capacity()` (see the field).
                         unsafe {
                             self.frames.as_mut_ptr().add(depth).write(frame);
@@ -1439,7 +1471,7 @@ impl<'p, 'o> Machine<'p, 'o> {
                         self.top = new_top;
                         unit = code;
                         regs = new_regs;
-                        pc = 0;
+                        pc = Pc::at(code, 0);
                         continue 'exec;
                     }
                     // A traced run takes the general path, which checks what it made.
@@ -1485,43 +1517,9 @@ impl<'p, 'o> Machine<'p, 'o> {
                     }
                     Instr::Return { src } => break 'run *src,
                     Instr::ReturnTuple { items } => {
-                        // SAFETY: the range was verified to lie inside the pool.
-                        let operands = unsafe {
-                            unit.args.get_unchecked(
-                                items.start as usize..(items.start + items.len) as usize,
-                            )
-                        };
-                        // The elements after the first go straight to the slots after the
-                        // caller's `dst`; the first returns as a single result does.
-                        let depth = self.frames.len();
-                        if depth == stop {
-                            // A frame that native code invoked (a derivative rule): the
-                            // elements after the first wait for `invoke_results`.
-                            self.returned_rest.clear();
-                            for &item in operands.iter().skip(1) {
-                                // SAFETY: the operands were verified to lie in the frame.
-                                let value = unsafe { fetch(regs, item) };
-                                self.returned_rest.push(value);
-                            }
-                        } else if depth >= 2 && depth > stop {
-                            let finished = self.frames[depth - 1];
-                            let caller = self.frames[depth - 2];
-                            if finished.dst != NO_SLOT {
-                                let caller_regs = self.frame_regs(caller.base as usize);
-                                for (i, &item) in operands.iter().enumerate().skip(1) {
-                                    // SAFETY: `dst + results - 1` was verified to lie inside the
-                                    // caller's frame, which lies below this one.
-                                    let (to, from) = unsafe {
-                                        (
-                                            reg(caller_regs, finished.dst + i as u32),
-                                            reg(regs, item.slot()),
-                                        )
-                                    };
-                                    transfer(to, from, item.is_take());
-                                }
-                            }
-                        }
-                        break 'run operands.first().copied();
+                        // SAFETY: `regs` points at the slots of this frame, of `unit`, and no
+                        // reference to them is in use.
+                        break 'run unsafe { self.return_rest(unit, regs, *items, stop) };
                     }
                     // `(int)` of a float and `(float)` of an int; the other casts, and a float
                     // outside the range of an `int` (the error to report), take the general path.
@@ -1616,11 +1614,58 @@ impl<'p, 'o> Machine<'p, 'o> {
                 // SAFETY: the frame's slots are `0..n_slots`, and none is borrowed.
                 unsafe { release(regs, unit.n_slots) };
             }
-            // SAFETY: frames only ever name verified units.
-            unit = unsafe { program.units.get_unchecked(caller.unit as usize) };
-            pc = finished.ret as usize;
+            unit = caller.unit;
+            pc = Pc(finished.ret);
             regs = caller_regs;
         }
+    }
+
+    /// The elements of a [`Instr::ReturnTuple`] of the innermost frame, of `unit` with its slots
+    /// at `regs`, after the first: into the slots after the caller's `dst`, or, for a frame that
+    /// native code invoked (at depth `stop`), into `returned_rest`. Returns the first, which
+    /// returns as a single result does. Out of line: tuples are rare, and the loop of
+    /// [`Machine::run_code`] is smaller without them.
+    ///
+    /// SAFETY: `regs` points at the slots of the innermost frame, whose unit is `unit`, and no
+    /// reference to them is in use.
+    #[inline(never)]
+    unsafe fn return_rest(
+        &mut self,
+        unit: &Unit,
+        regs: *mut Value,
+        items: ArgRange,
+        stop: usize,
+    ) -> Option<Operand> {
+        // SAFETY: the range was verified to lie inside the pool.
+        let operands = unsafe {
+            unit.args.get_unchecked(items.start as usize..(items.start + items.len) as usize)
+        };
+        let depth = self.frames.len();
+        if depth == stop {
+            // A frame that native code invoked (a derivative rule): the elements after the
+            // first wait for `invoke_results`.
+            self.returned_rest.clear();
+            for &item in operands.iter().skip(1) {
+                // SAFETY: the operands were verified to lie in the frame (the caller's `regs`).
+                let value = unsafe { fetch(regs, item) };
+                self.returned_rest.push(value);
+            }
+        } else if depth >= 2 && depth > stop {
+            let finished = self.frames[depth - 1];
+            let caller = self.frames[depth - 2];
+            if finished.dst != NO_SLOT {
+                let caller_regs = self.frame_regs(caller.base as usize);
+                for (i, &item) in operands.iter().enumerate().skip(1) {
+                    // SAFETY: `dst + results - 1` was verified to lie inside the caller's frame,
+                    // which lies below this one; the operands lie in this frame (`regs`).
+                    let (to, from) = unsafe {
+                        (reg(caller_regs, finished.dst + i as u32), reg(regs, item.slot()))
+                    };
+                    transfer(to, from, item.is_take());
+                }
+            }
+        }
+        operands.first().copied()
     }
 
     /// The integer instructions on what their fast paths in [`Machine::run_code`] do not take:
@@ -1762,9 +1807,10 @@ impl<'p, 'o> Machine<'p, 'o> {
         &mut self,
         unit: &'p Unit,
         base: usize,
-        pc: usize,
+        pc: Pc,
         instr: &Instr,
     ) -> Result<(), RuntimeError> {
+        let pc = pc.index(unit);
         let checked = self.tracer.as_ref().is_some_and(|tracer| tracer.check_nan);
         let result = match instr.result_slot() {
             Some(slot) if checked => slot,
@@ -2253,7 +2299,17 @@ impl<'p, 'o> Machine<'p, 'o> {
     #[inline(never)]
     fn trace_site(&mut self, pc: usize) {
         let Some(tracer) = self.tracer.as_deref_mut() else { return };
-        let stack = tracer.sync(self.frames.iter().map(|frame| (frame.unit, frame.ret)));
+        let (program, frames) = (self.program, &self.frames);
+        // Each frame as its unit's number and its return address as an index into the code of
+        // the frame below (the outermost frame's is not read).
+        let stack = tracer.sync((0..frames.len()).map(|depth| {
+            let frame = &frames[depth];
+            let ret = match depth.checked_sub(1) {
+                Some(below) => Pc(frame.ret).index(frames[below].unit) as u32,
+                None => 0,
+            };
+            (unit_index(program, frame.unit), ret)
+        }));
         self.tape.set_site(Site { stack, pc: pc as u32 });
     }
 
@@ -2286,6 +2342,12 @@ impl<'p, 'o> Machine<'p, 'o> {
     fn flush_output(&mut self) {
         let _ = self.out.flush();
     }
+}
+
+/// The number of `unit`, one of the units of `program`.
+fn unit_index(program: &Program, unit: &Unit) -> u32 {
+    let offset = (unit as *const Unit as usize).wrapping_sub(program.units.as_ptr() as usize);
+    (offset / size_of::<Unit>()) as u32
 }
 
 /// The error of `--check-nan` for the operation `operation`, which made `result` from `inputs`.
