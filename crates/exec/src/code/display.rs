@@ -199,6 +199,11 @@ impl Disassembled<'_> {
             dst => format!("{} = {value}", slot(dst)),
         }
     }
+
+    /// `dst = float a op b`, the text of the float arithmetic instructions.
+    fn float_arith(&self, op: BinaryOp, dst: Slot, a: Operand, b: Operand) -> String {
+        self.assign(dst, format!("float {}", binary(op, &operand(a), &operand(b))))
+    }
 }
 
 impl fmt::Display for Disassembled<'_> {
@@ -255,9 +260,9 @@ impl fmt::Display for Disassembled<'_> {
                 cmp(*op),
                 slot(*rhs)
             ),
-            Instr::FloatArith { op, dst, a, b } => {
-                self.assign(*dst, format!("float {}", binary(*op, &operand(*a), &operand(*b))))
-            }
+            Instr::FloatArith { op, dst, a, b } => self.float_arith(*op, *dst, *a, *b),
+            Instr::FloatAdd { dst, a, b } => self.float_arith(BinaryOp::Add, *dst, *a, *b),
+            Instr::FloatMul { dst, a, b } => self.float_arith(BinaryOp::Mul, *dst, *a, *b),
             Instr::FloatCmp { op, dst, a, b } => {
                 self.assign(*dst, format!("float {} {} {}", slot(*a), cmp(*op), slot(*b)))
             }

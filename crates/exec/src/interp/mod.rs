@@ -45,7 +45,7 @@ use crate::error::{RuntimeError, StackFrame};
 use crate::graph::{Graph, Node as GraphNodeInfo, NodeKind};
 use crate::ops::{self, scalar, scalar::Input};
 use crate::value::{NodeRef, Primal, Value};
-use tensor::{PrintOptions, Rng};
+use tensor::{BinaryOp, PrintOptions, Rng};
 
 use checks::Selection;
 use trace::Tracer;
@@ -403,7 +403,7 @@ fn scalar_part(tape: &Tape, value: &Value, operand: Operand) -> Option<(f64, Opt
 #[inline(always)]
 unsafe fn record_binary(
     tape: &mut Tape,
-    op: tensor::BinaryOp,
+    op: BinaryOp,
     regs: *mut Value,
     a: Operand,
     b: Operand,
@@ -480,7 +480,7 @@ unsafe fn chain_indices(
 /// or its buffer (the general path copies it first, and counts the copy), or when `ix` is not one
 /// of its elements.
 #[inline(always)]
-fn write_element(slot: &mut Value, ix: &[i64], x: f64, op: Option<tensor::BinaryOp>) -> Option<()> {
+fn write_element(slot: &mut Value, ix: &[i64], x: f64, op: Option<BinaryOp>) -> Option<()> {
     let Value::Tensor(t) = slot else { return None };
     let element = Rc::get_mut(t)?.unshared_element_mut(ix)?;
     *element = match op {
@@ -1160,6 +1160,46 @@ impl<'p, 'o> Machine<'p, 'o> {
                 }
             };
         }
+        // `dst = a op b` on floats (see `Instr::float_arith`): plain floats here, floats tracked at
+        // one level recorded in place (see `record_binary`), anything else in `float_arith`. In
+        // the arms of `FloatAdd` and `FloatMul`, `$op` is a constant, so that the operation and
+        // its partial derivatives compile without a branch on the operator.
+        macro_rules! float_arith {
+            ($exec:lifetime, $instr:expr, $op:expr, $dst:expr, $a:expr, $b:expr) => {{
+                // SAFETY: shared reads of two slots of the frame (`Program::verify`),
+                // which may be the same slot; they end before `dst` is written.
+                let (x, y) = unsafe {
+                    (&*regs.byte_add($a.slot().offset()), &*regs.byte_add($b.slot().offset()))
+                };
+                if let (&Value::Float(x), &Value::Float(y)) = (x, y) {
+                    let z = $op.apply(x, y);
+                    if !TRACE || z.is_finite() {
+                        // SAFETY: `dst` is a slot of the frame (`Program::verify`).
+                        set_float(unsafe { reg(regs, *$dst) }, z);
+                        pc += 1;
+                        continue $exec;
+                    }
+                }
+                // Floats tracked at one level: recorded here, with the result written in
+                // place (see `record_binary`). SAFETY: `a` and `b` are verified slots of
+                // this frame, and no reference to them is held across the call.
+                if !TRACE
+                    && let Some(result) =
+                        unsafe { record_binary(&mut self.tape, $op, regs, *$a, *$b) }
+                {
+                    match result {
+                        // SAFETY: `dst` is a slot of the frame (`Program::verify`).
+                        Ok((z, node)) => set_tracked(unsafe { reg(regs, *$dst) }, z, node),
+                        Err(error) => fail!(self, RuntimeError::from(error), pc),
+                    }
+                    pc += 1;
+                    continue $exec;
+                }
+                if let Err(error) = self.float_arith::<TRACE>(base!(), $instr) {
+                    fail!(self, error, pc);
+                }
+            }};
+        }
         // Evaluates `$body` (an `Option`) with `$ix` bound to the integers of an element access
         // (`Instr::GetElem`, `Instr::SetElem`): the slots `$i` and `$j` (`NO_SLOT` for one
         // index), each length compiled on its own, or the entries of the chain `$index` when
@@ -1284,39 +1324,14 @@ impl<'p, 'o> Machine<'p, 'o> {
                         // SAFETY: `dst` is a slot of the frame (`Program::verify`).
                         set_float(unsafe { reg(regs, *dst) }, *value)
                     }
+                    Instr::FloatAdd { dst, a, b } => {
+                        float_arith!('exec, instr, BinaryOp::Add, dst, a, b)
+                    }
+                    Instr::FloatMul { dst, a, b } => {
+                        float_arith!('exec, instr, BinaryOp::Mul, dst, a, b)
+                    }
                     Instr::FloatArith { op, dst, a, b } => {
-                        // SAFETY: shared reads of two slots of the frame (`Program::verify`),
-                        // which may be the same slot; they end before `dst` is written.
-                        let (x, y) = unsafe {
-                            (&*regs.byte_add(a.slot().offset()), &*regs.byte_add(b.slot().offset()))
-                        };
-                        if let (&Value::Float(x), &Value::Float(y)) = (x, y) {
-                            let z = op.apply(x, y);
-                            if !TRACE || z.is_finite() {
-                                // SAFETY: `dst` is a slot of the frame (`Program::verify`).
-                                set_float(unsafe { reg(regs, *dst) }, z);
-                                pc += 1;
-                                continue 'exec;
-                            }
-                        }
-                        // Floats tracked at one level: recorded here, with the result written in
-                        // place (see `record_binary`). SAFETY: `a` and `b` are verified slots of
-                        // this frame, and no reference to them is held across the call.
-                        if !TRACE
-                            && let Some(result) =
-                                unsafe { record_binary(&mut self.tape, *op, regs, *a, *b) }
-                        {
-                            match result {
-                                // SAFETY: `dst` is a slot of the frame (`Program::verify`).
-                                Ok((z, node)) => set_tracked(unsafe { reg(regs, *dst) }, z, node),
-                                Err(error) => fail!(self, RuntimeError::from(error), pc),
-                            }
-                            pc += 1;
-                            continue 'exec;
-                        }
-                        if let Err(error) = self.float_arith::<TRACE>(base!(), instr) {
-                            fail!(self, error, pc);
-                        }
+                        float_arith!('exec, instr, *op, dst, a, b)
                     }
                     Instr::IntCmp { op, dst, a, b } => {
                         let (Some(x), Some(y)) = (int!(*a), int!(*b)) else {
@@ -1731,7 +1746,7 @@ impl<'p, 'o> Machine<'p, 'o> {
         base: usize,
         instr: &Instr,
     ) -> Result<(), RuntimeError> {
-        let Instr::FloatArith { op, dst, a, b } = instr else {
+        let Some((op, dst, a, b)) = instr.as_float_arith() else {
             return Err(RuntimeError::internal("float arithmetic without its instruction"));
         };
         let regs = self.frame_regs(base);
@@ -1743,7 +1758,7 @@ impl<'p, 'o> Machine<'p, 'o> {
             (Some(x), Some(y)) => {
                 let z = op.apply(x, y);
                 // SAFETY: `dst` is a slot of the frame (`Program::verify`).
-                set_float(unsafe { reg(regs, *dst) }, z);
+                set_float(unsafe { reg(regs, dst) }, z);
                 if TRACE && !z.is_finite() {
                     let inputs = [Value::Float(x), Value::Float(y)];
                     self.check_made(instr, &inputs, &Value::Float(z))?;
@@ -1753,16 +1768,16 @@ impl<'p, 'o> Machine<'p, 'o> {
                 // Anything else: the operation records itself on the tape, which never touches
                 // the value stack, so `regs` stays valid.
                 // SAFETY: `a` and `b` are slots of the frame (`Program::verify`).
-                let (x, y) = unsafe { (fetch(regs, *a), fetch(regs, *b)) };
+                let (x, y) = unsafe { (fetch(regs, a), fetch(regs, b)) };
                 // Each operation here is recorded alone, as a traced run needs
                 // (`interp::trace`): fresh operands are fused by `record_binary` only.
                 let inputs = TRACE.then(|| [x.clone(), y.clone()]);
-                let value = ops::binary(&mut self.tape, *op, x, y)?;
+                let value = ops::binary(&mut self.tape, op, x, y)?;
                 // SAFETY: `dst` is a slot of the frame (`Program::verify`).
-                unsafe { *reg(regs, *dst) = value };
+                unsafe { *reg(regs, dst) = value };
                 if let Some(inputs) = inputs {
                     // SAFETY: `dst` is a slot of the frame (`Program::verify`).
-                    self.check_made(instr, &inputs, unsafe { reg(regs, *dst) })?;
+                    self.check_made(instr, &inputs, unsafe { reg(regs, dst) })?;
                 }
             }
         }
@@ -1787,7 +1802,7 @@ impl<'p, 'o> Machine<'p, 'o> {
     fn binary_slow(
         &mut self,
         base: usize,
-        op: tensor::BinaryOp,
+        op: BinaryOp,
         dst: Slot,
         a: Operand,
         b: Operand,

@@ -500,7 +500,7 @@ impl UnitLowerer<'_, '_> {
         let b = self.expr(rhs, Dest::Any)?;
         let dst = self.dst(dest);
         let instr = match self.ty(expr) {
-            Ty::Float => Instr::FloatArith { op, dst, a, b },
+            Ty::Float => Instr::float_arith(op, dst, a, b),
             _ => Instr::Binary { op, dst, a, b },
         };
         self.emit(instr, span);

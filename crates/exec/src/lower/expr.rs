@@ -438,7 +438,7 @@ impl UnitLowerer<'_, '_> {
                 let b = self.expr(rhs, Dest::Any)?;
                 let dst = self.dst(dest);
                 let instr = self.arith_instr(arith, &ty, integers, dst, a, b, span)?;
-                let float = matches!(instr, Instr::FloatArith { .. });
+                let float = instr.as_float_arith().is_some();
                 self.emit(instr, span);
                 Ok(if float { Self::fresh_result(dest, dst) } else { Self::result(dest, dst) })
             }
@@ -466,7 +466,7 @@ impl UnitLowerer<'_, '_> {
         }
         let op = float_op(arith).ok_or_else(|| self.internal("this operator", span))?;
         Ok(match ty {
-            Ty::Float => Instr::FloatArith { op, dst, a, b },
+            Ty::Float => Instr::float_arith(op, dst, a, b),
             _ => Instr::Binary { op, dst, a, b },
         })
     }
@@ -1125,8 +1125,7 @@ impl UnitLowerer<'_, '_> {
                     Ty::Float => {
                         let one = self.temp();
                         self.emit(Instr::LoadFloat { dst: one, value: f64::from(step) }, span);
-                        let instr = Instr::FloatArith {
-                            op: BinaryOp::Add,
+                        let instr = Instr::FloatAdd {
                             dst: slot,
                             a: Operand::copy(slot),
                             b: Operand::take(one),
