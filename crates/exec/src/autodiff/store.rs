@@ -314,17 +314,24 @@ impl RecStore {
     #[inline(always)]
     pub(crate) fn scale_partials(&mut self, index: usize, factor: f64) -> bool {
         // Each input's partial is the first of its two words (or the chain's only word).
-        let starts = match self.scalar(index) {
-            Some((Scalar::One { .. }, start)) => [Some(start), None],
-            Some((Scalar::Two { .. }, start)) => [Some(start), Some(start + 2)],
+        let (start, two) = match self.scalar(index) {
+            Some((Scalar::One { .. }, start)) => (start, false),
+            Some((Scalar::Two { .. }, start)) => (start, true),
             None => return false,
         };
-        for at in starts.into_iter().flatten() {
-            if let Some(slot) = self.word_mut(at) {
-                *slot = word::partial(f64::from_bits(*slot) * factor);
-            }
+        self.scale_word(start, factor);
+        if two {
+            self.scale_word(start + 2, factor);
         }
         true
+    }
+
+    /// Multiplies the partial derivative in the word at `at` by `factor`.
+    #[inline(always)]
+    fn scale_word(&mut self, at: usize, factor: f64) {
+        if let Some(slot) = self.word_mut(at) {
+            *slot = word::partial(f64::from_bits(*slot) * factor);
+        }
     }
 
     /// How many chunks hold words.
