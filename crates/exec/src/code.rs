@@ -54,14 +54,6 @@ impl Slot {
         self.0 / Self::SIZE
     }
 
-    /// The slot `n` places after this one.
-    const fn plus(self, n: u32) -> Slot {
-        match self.index().checked_add(n) {
-            Some(index) if self.0 != NO_SLOT.0 => Slot::new(index),
-            _ => NO_SLOT,
-        }
-    }
-
     /// Whether the slot is one of a frame of `n_slots` slots.
     pub fn in_frame(self, n_slots: u32) -> bool {
         self.0.is_multiple_of(Self::SIZE) && self.index() < n_slots
@@ -74,12 +66,16 @@ impl Slot {
     }
 }
 
-/// `slot + n`: the slot `n` places after `slot` ([`Slot::plus`]).
+/// `slot + n`: the slot `n` places after `slot`; after [`NO_SLOT`] or past [`Slot::MAX`],
+/// `NO_SLOT`.
 impl std::ops::Add<u32> for Slot {
     type Output = Slot;
 
     fn add(self, n: u32) -> Slot {
-        self.plus(n)
+        match self.index().checked_add(n) {
+            Some(index) if self != NO_SLOT => Slot::new(index),
+            _ => NO_SLOT,
+        }
     }
 }
 
@@ -1434,7 +1430,7 @@ impl Unit {
                     let operands = args.of(&self.args);
                     callee.is_some_and(|c| {
                         c.n_params == args.len
-                            && (*dst == NO_SLOT || slot_ok(dst.plus(c.results.max(1) - 1)))
+                            && (*dst == NO_SLOT || slot_ok(*dst + (c.results.max(1) - 1)))
                     }) && operands.len() == args.len as usize
                         && operands.iter().all(|&a| operand_ok(a))
                 }
@@ -1442,7 +1438,7 @@ impl Unit {
                     let operands = args.of(&self.args);
                     let results = program.callables.get(*callable as usize).map(Callable::results);
                     results.is_some_and(|results| {
-                        *dst == NO_SLOT || slot_ok(dst.plus(results as u32 - 1))
+                        *dst == NO_SLOT || slot_ok(*dst + (results as u32 - 1))
                     }) && operands.len() == args.len as usize
                         && operands.iter().all(|&a| operand_ok(a))
                 }
@@ -1472,12 +1468,12 @@ impl Unit {
                 Instr::Zero { dst, .. } => slot_ok(*dst),
                 Instr::Builtin { dst, call } => match **call {
                     BuiltinCall::LibraryTuple { results, .. } => {
-                        results > 1 && slot_ok(dst.plus(results - 1))
+                        results > 1 && slot_ok(*dst + (results - 1))
                     }
                     BuiltinCall::LoadNpz { ref leaves, .. } => u32::try_from(leaves.len())
                         .ok()
                         .and_then(|n| n.checked_sub(1))
-                        .is_some_and(|last| slot_ok(dst.plus(last))),
+                        .is_some_and(|last| slot_ok(*dst + last)),
                     _ => *dst == NO_SLOT || slot_ok(*dst),
                 },
             };
